@@ -1,0 +1,64 @@
+/*
+ * shmem_barrier_all / shmem_sync_all on the world team: a dissemination
+ * barrier over the PEs' control pages. Round k, PE i raises the round-k
+ * flag of PE i+2^k to this barrier's epoch and waits for its own; ceil(log2
+ * N) rounds, each one store to a peer and one wait.
+ */
+#include "wait.h"
+
+struct bar_arg {
+    const uint64_t *flag;
+    uint64_t epoch;
+};
+
+static int bar_reached(void *p)
+{
+    struct bar_arg *a = p;
+    return __atomic_load_n(a->flag, __ATOMIC_ACQUIRE) >= a->epoch;
+}
+
+void dsm_rt_sync_all(void)
+{
+    const int n = dsm_rt.npes, me = dsm_rt.me;
+    uint64_t epoch;
+    int k, d;
+
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (n == 1)
+        return;
+    epoch = ++dsm_rt.barrier_epoch;
+    for (k = 0, d = 1; d < n; k++, d <<= 1) {
+        int peer = (me + d) % n;
+        dsm_ctrl_t *pc = dsm_rt.peer_ctrl[peer];
+        if (DSM_UNLIKELY(!pc))
+            dsm_rt_fatal("shmem_sync_all",
+                         "PE %d is not reachable (no shared memory path)",
+                         peer);
+        __atomic_store_n(&pc->barrier[k], epoch, __ATOMIC_RELEASE);
+        dsm_wake_notify(&pc->wake);
+        struct bar_arg a = {&dsm_rt.ctrl->barrier[k], epoch};
+        if (!bar_reached(&a))
+            dsm_rt_wait(bar_reached, &a);
+    }
+}
+
+void pshmem_sync_all(void)
+{
+    DSM_CHECK_INIT("shmem_sync_all");
+    dsm_rt_sync_all();
+}
+DSM_WEAK(sync_all)
+
+void pshmem_barrier_all(void)
+{
+    DSM_CHECK_INIT("shmem_barrier_all");
+    dsm_rt_quiet(&dsm_ctx_default);
+    dsm_rt_sync_all();
+}
+DSM_WEAK(barrier_all)
+
+double pshmemx_wtime(void)
+{
+    return (double)dsm_now_ns() / 1e9;
+}
+DSM_WEAKX(wtime)

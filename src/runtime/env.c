@@ -1,0 +1,140 @@
+/*
+ * Environment table parsing and SHMEM_INFO output.
+ */
+#include "env.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common.h"
+
+dsm_env_t dsm_env;
+
+#define DSM_ENV_AUTO UINT64_MAX
+
+int dsm_env_parse_int(const char *v, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 0);
+    if (errno || end == v || *end)
+        return 0;
+    *out = x;
+    return 1;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    if (!strcmp(v, "1") || !strcasecmp(v, "y") || !strcasecmp(v, "yes") ||
+        !strcasecmp(v, "true") || !strcasecmp(v, "on")) {
+        *out = 1;
+        return 1;
+    }
+    if (!strcmp(v, "0") || !strcasecmp(v, "n") || !strcasecmp(v, "no") ||
+        !strcasecmp(v, "false") || !strcasecmp(v, "off") || !*v) {
+        *out = 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_SIZE(const char *v, uint64_t *out)
+{
+    if (!strcasecmp(v, "auto")) {
+        *out = DSM_ENV_AUTO;
+        return 1;
+    }
+    return dsm_parse_size(v, out) == 0;
+}
+static int parse_INT(const char *v, long *out)
+{
+    return dsm_env_parse_int(v, out);
+}
+static int parse_BOOL(const char *v, int *out)
+{
+    return parse_bool(v, out);
+}
+static int parse_STR(const char *v, const char **out)
+{
+    *out = v;
+    return 1;
+}
+
+/* The deprecated SMA_ spelling of a SHMEM_ variable (spec annex). */
+static const char *lookup(const char *name)
+{
+    const char *v = getenv(name);
+    if (v)
+        return v;
+    if (!strncmp(name, "SHMEM_", 6)) {
+        static const char *const sma[] = {"SYMMETRIC_SIZE", "DEBUG", "INFO",
+                                          "VERSION"};
+        for (size_t i = 0; i < DSM_ARRAY_SIZE(sma); i++)
+            if (!strcmp(name + 6, sma[i])) {
+                char alt[64];
+                snprintf(alt, sizeof(alt), "SMA_%s", sma[i]);
+                return getenv(alt);
+            }
+    }
+    return NULL;
+}
+
+int dsm_env_init(void)
+{
+    const char *v;
+    memset(&dsm_env, 0, sizeof(dsm_env));
+#define DSM_ENV_PARSE(name, type, field, def, help)                            \
+    if (!parse_##type(def, &dsm_env.field)) {                                  \
+        dsm_log_error("internal: bad default for " #name);                    \
+        return -1;                                                             \
+    }                                                                          \
+    v = lookup(#name);                                                         \
+    if (v) {                                                                   \
+        if (!parse_##type(v, &dsm_env.field)) {                                \
+            dsm_log_error("shmem_init: invalid value '%s' for " #name          \
+                          " (%s)",                                             \
+                          v, help);                                            \
+            return -1;                                                         \
+        }                                                                      \
+        dsm_env.field##_set = 1;                                               \
+    }
+    DSM_ENV_LIST(DSM_ENV_PARSE)
+#undef DSM_ENV_PARSE
+    return 0;
+}
+
+static void fmt_SIZE(char *b, size_t n, uint64_t v)
+{
+    if (v == DSM_ENV_AUTO)
+        snprintf(b, n, "auto");
+    else
+        snprintf(b, n, "%llu", (unsigned long long)v);
+}
+static void fmt_INT(char *b, size_t n, long v)
+{
+    snprintf(b, n, "%ld", v);
+}
+static void fmt_BOOL(char *b, size_t n, int v)
+{
+    snprintf(b, n, "%d", v);
+}
+static void fmt_STR(char *b, size_t n, const char *v)
+{
+    snprintf(b, n, "%s", v ? v : "");
+}
+
+void dsm_env_print(void)
+{
+    char val[64];
+    printf("dmashmem environment variables (value, default, meaning):\n");
+#define DSM_ENV_PRINT(name, type, field, def, help)                            \
+    fmt_##type(val, sizeof(val), dsm_env.field);                               \
+    printf("  %-26s %-12s (default %s%s)\n      %s\n", #name, val, def,        \
+           dsm_env.field##_set ? ", set" : "", help);
+    DSM_ENV_LIST(DSM_ENV_PRINT)
+#undef DSM_ENV_PRINT
+    fflush(stdout);
+}

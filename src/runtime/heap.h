@@ -1,0 +1,45 @@
+/*
+ * The symmetric heap allocator. Deterministic: the same sequence of calls
+ * gives the same offsets on every PE, which is what makes the heap
+ * symmetric. Metadata lives in private memory, never in the heap, so a
+ * stray remote write cannot corrupt it. Not thread-safe by itself (the
+ * runtime holds a lock).
+ */
+#ifndef DSM_HEAP_H
+#define DSM_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DSM_HEAP_MIN_ALIGN 64
+
+typedef struct dsm_heap_blk {
+    size_t off, size;
+    int used;
+} dsm_heap_blk_t;
+
+typedef struct dsm_heap {
+    size_t size;          /* bytes managed */
+    dsm_heap_blk_t *blk;  /* sorted by offset, covering [0, size) */
+    size_t nblk, cap;
+    size_t used;          /* bytes in used blocks */
+    size_t peak;
+} dsm_heap_t;
+
+int dsm_heap_init(dsm_heap_t *h, size_t size);
+void dsm_heap_fini(dsm_heap_t *h);
+/* Offset of a new block of size bytes aligned to align (a power of two,
+ * at least DSM_HEAP_MIN_ALIGN is used), or SIZE_MAX when it does not fit. */
+size_t dsm_heap_alloc(dsm_heap_t *h, size_t size, size_t align);
+/* 0, or -1 if off is not the start of a used block. */
+int dsm_heap_free(dsm_heap_t *h, size_t off);
+/* Grow or shrink in place when possible, else move: new offset, or
+ * SIZE_MAX (block unchanged) when it does not fit. *moved says whether the
+ * caller must copy the old contents (min(old, new) bytes). */
+size_t dsm_heap_realloc(dsm_heap_t *h, size_t off, size_t size, int *moved);
+/* Size of the used block at off, or 0. */
+size_t dsm_heap_block_size(const dsm_heap_t *h, size_t off);
+/* Largest free block (for error messages). */
+size_t dsm_heap_largest_free(const dsm_heap_t *h);
+
+#endif /* DSM_HEAP_H */

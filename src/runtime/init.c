@@ -1,0 +1,311 @@
+/*
+ * Library setup, exit and query routines.
+ */
+#include "rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct dsm_rt dsm_rt = {.me = -1, .npes = 0};
+static uint64_t ctx_default_counters[2][64] DSM_ALIGNED_CL;
+struct dsm_ctx dsm_ctx_default = {
+    .issued = ctx_default_counters[0],
+    .done = ctx_default_counters[1],
+};
+DSM_API shmem_ctx_t SHMEM_CTX_DEFAULT = &dsm_ctx_default;
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int atexit_registered;
+
+/* Default for SHMEM_SDMA_INLINE_MAX with the cpu backend: below this a
+ * blocking put/get is a memcpy by the caller. Measured with bench/shmem_bench
+ * (docs/PERFORMANCE.md): handing a copy to an engine thread costs more than
+ * copying it as long as the caller must wait for it anyway. */
+#define DSM_CPU_INLINE_MAX_DEFAULT (SIZE_MAX)
+
+static void finalize_at_exit(void)
+{
+    /* Spec: a program that returns from main without shmem_finalize is
+     * finalized implicitly. */
+    if (dsm_rt.initialized > 0) {
+        dsm_rt.initialized = 1;
+        pshmem_finalize();
+    }
+}
+
+static void print_banner(void)
+{
+    if (dsm_env.version)
+        printf("dmashmem %d.%d.%d (OpenSHMEM %d.%d), sdma backend %s\n",
+               DMASHMEM_VERSION_MAJOR, DMASHMEM_VERSION_MINOR,
+               DMASHMEM_VERSION_PATCH, SHMEM_MAJOR_VERSION,
+               SHMEM_MINOR_VERSION, dsm_sdma_backend_name(dsm_rt.sdma));
+    if (dsm_env.info)
+        dsm_env_print();
+    fflush(stdout);
+}
+
+static int do_init(int requested)
+{
+    dsm_status_t st;
+
+    if (dsm_env_init())
+        return -1;
+    dsm_log_debug = dsm_env.debug;
+    st = dsm_boot_select(dsm_env.bootstrap, &dsm_rt.boot_ops, &dsm_rt.boot);
+    if (st != DSM_OK) {
+        dsm_log_error("shmem_init: bootstrap failed: %s", dsm_status_str(st));
+        return -1;
+    }
+    dsm_rt.me = dsm_rt.boot.rank;
+    dsm_rt.npes = dsm_rt.boot.size;
+    dsm_log_pe = dsm_rt.me;
+    dsm_rt.thread_level = requested;
+
+    if (dsm_rt_segments_init() != DSM_OK)
+        goto fail;
+    pthread_mutex_init(&dsm_rt.heap_lock, NULL);
+    if (dsm_heap_init(&dsm_rt.heap, dsm_rt.segs[DSM_SEG_HEAP].size))
+        goto fail;
+
+    long eng = dsm_env.sdma_engines;
+    if (eng < 1 || eng > 64) {
+        dsm_log_error("shmem_init: SHMEM_SDMA_ENGINES=%ld: must be 1..64",
+                      eng);
+        goto fail;
+    }
+    long depth = dsm_env.sdma_queue_depth, rdepth = dsm_env.sdma_request_depth;
+    if (depth < 16 || (depth & (depth - 1)) || rdepth < 16 ||
+        (rdepth & (rdepth - 1))) {
+        dsm_log_error("shmem_init: SHMEM_SDMA_QUEUE_DEPTH=%ld and "
+                      "SHMEM_SDMA_REQUEST_DEPTH=%ld must be powers of two "
+                      ">= 16", depth, rdepth);
+        goto fail;
+    }
+    dsm_sdma_config_t cfg = {
+        .engines = (int)eng,
+        .depth = (uint64_t)depth,
+        .req_depth = (uint64_t)rdepth,
+        .stats = dsm_env.sdma_stats,
+        .proxy_thread = dsm_env.sdma_proxy,
+        .wake = &dsm_rt.ctrl->wake,
+        .backend = dsm_env.sdma_backend,
+    };
+    st = dsm_sdma_open(&cfg, &dsm_rt.sdma);
+    if (st != DSM_OK) {
+        dsm_log_error("shmem_init: cannot open the DMA command layer: %s",
+                      dsm_status_str(st));
+        goto fail;
+    }
+    dsm_rt.nengines = dsm_sdma_num_engines(dsm_rt.sdma);
+    dsm_rt.inline_max = dsm_env.sdma_inline_max == UINT64_MAX
+                            ? DSM_CPU_INLINE_MAX_DEFAULT
+                            : (size_t)dsm_env.sdma_inline_max;
+    memset(ctx_default_counters, 0, sizeof(ctx_default_counters));
+    dsm_debug("init: %d PEs, node %d/%d, heap %zu bytes, static %zu bytes, "
+              "sdma %s with %d engine(s), inline max %zu",
+              dsm_rt.npes, dsm_rt.boot.node_rank, dsm_rt.boot.node_size,
+              dsm_rt.segs[DSM_SEG_HEAP].size,
+              dsm_rt.segs[DSM_SEG_STATIC].size,
+              dsm_sdma_backend_name(dsm_rt.sdma), dsm_rt.nengines,
+              dsm_rt.inline_max);
+
+    if (dsm_rt.boot_ops->barrier() != DSM_OK) {
+        dsm_log_error("shmem_init: bootstrap barrier failed");
+        goto fail;
+    }
+    /* Every fd is mapped by every peer now: the bootstrap holds no more
+     * reason to keep them, and neither do we. */
+    for (int i = 0; i < dsm_rt.nsegs; i++)
+        if (dsm_rt.segs[i].fd >= 0) {
+            close(dsm_rt.segs[i].fd);
+            dsm_rt.segs[i].fd = -1;
+        }
+    if (dsm_rt.me == 0)
+        print_banner();
+    return 0;
+
+fail:
+    if (dsm_rt.boot_ops)
+        dsm_rt.boot_ops->abort(1, NULL);
+    _exit(1);
+}
+
+static int init_common(int requested, int *provided, const char *routine)
+{
+    int rc = 0;
+
+    if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE) {
+        dsm_log_error("%s: invalid thread level %d (SHMEM_THREAD_SINGLE.."
+                      "SHMEM_THREAD_MULTIPLE)", routine, requested);
+        return -1;
+    }
+    pthread_mutex_lock(&init_lock);
+    if (dsm_rt.initialized > 0) {
+        /* 1.6: further calls are allowed and must be matched by
+         * shmem_finalize; the thread level stays the first one. */
+        dsm_rt.initialized++;
+    } else {
+        rc = do_init(requested);
+        if (rc == 0) {
+            dsm_rt.initialized = 1;
+            dsm_rt.finalized = 0;
+            if (!atexit_registered) {
+                atexit(finalize_at_exit);
+                atexit_registered = 1;
+            }
+        }
+    }
+    if (rc == 0 && provided)
+        *provided = dsm_rt.thread_level;
+    pthread_mutex_unlock(&init_lock);
+    return rc;
+}
+
+void pshmem_init(void)
+{
+    if (init_common(SHMEM_THREAD_SINGLE, NULL, "shmem_init"))
+        exit(1);
+}
+DSM_WEAK(init)
+
+int pshmem_init_thread(int requested, int *provided)
+{
+    return init_common(requested, provided, "shmem_init_thread") ? -1 : 0;
+}
+DSM_WEAK(init_thread)
+
+void pshmem_query_thread(int *provided)
+{
+    DSM_CHECK_INIT("shmem_query_thread");
+    *provided = dsm_rt.thread_level;
+}
+DSM_WEAK(query_thread)
+
+int pshmem_query_initialized(int *initialized)
+{
+    *initialized = dsm_rt.initialized > 0;
+    return 0;
+}
+DSM_WEAK(query_initialized)
+
+void pshmem_finalize(void)
+{
+    pthread_mutex_lock(&init_lock);
+    if (dsm_rt.initialized <= 0 || --dsm_rt.initialized > 0) {
+        pthread_mutex_unlock(&init_lock);
+        return;
+    }
+    /* Collective: everything issued completes, every PE arrives, then the
+     * resources go. */
+    dsm_rt_quiet(&dsm_ctx_default);
+    dsm_rt_sync_all();
+    dsm_sdma_close(dsm_rt.sdma, dsm_rt.me);
+    dsm_rt.sdma = NULL;
+    dsm_rt.boot_ops->barrier();
+    dsm_rt_segments_fini();
+    pthread_mutex_lock(&dsm_rt.heap_lock);
+    dsm_heap_fini(&dsm_rt.heap);
+    pthread_mutex_unlock(&dsm_rt.heap_lock);
+    dsm_rt.boot_ops->fini();
+    dsm_rt.boot_ops = NULL;
+    dsm_rt.finalized = 1;
+    pthread_mutex_unlock(&init_lock);
+}
+DSM_WEAK(finalize)
+
+int pshmem_my_pe(void)
+{
+    return dsm_rt.initialized > 0 ? dsm_rt.me : -1;
+}
+DSM_WEAK(my_pe)
+
+int pshmem_n_pes(void)
+{
+    return dsm_rt.initialized > 0 ? dsm_rt.npes : -1;
+}
+DSM_WEAK(n_pes)
+
+void pshmem_global_exit(int status)
+{
+    char msg[96];
+    fflush(stdout);
+    fflush(stderr);
+    snprintf(msg, sizeof(msg), "PE %d called shmem_global_exit(%d)",
+             dsm_rt.me, status);
+    if (dsm_rt.boot_ops)
+        dsm_rt.boot_ops->abort(status, msg);
+    _exit(status);
+}
+DSM_WEAK(global_exit)
+
+int pshmem_pe_accessible(int pe)
+{
+    DSM_CHECK_INIT("shmem_pe_accessible");
+    if (pe < 0 || pe >= dsm_rt.npes)
+        return 0;
+    return dsm_rt.segs[DSM_SEG_HEAP].peer[pe] != NULL;
+}
+DSM_WEAK(pe_accessible)
+
+int pshmem_addr_accessible(const void *addr, int pe)
+{
+    DSM_CHECK_INIT("shmem_addr_accessible");
+    if (pe < 0 || pe >= dsm_rt.npes)
+        return 0;
+    for (int i = 0; i < dsm_rt.nsegs; i++) {
+        const dsm_seg_t *s = &dsm_rt.segs[i];
+        if ((uintptr_t)addr - (uintptr_t)s->base < s->size)
+            return s->peer[pe] != NULL;
+    }
+    return 0;
+}
+DSM_WEAK(addr_accessible)
+
+void *pshmem_ptr(const void *dest, int pe)
+{
+    DSM_CHECK_INIT("shmem_ptr");
+    if (pe < 0 || pe >= dsm_rt.npes)
+        return NULL;
+    for (int i = 0; i < dsm_rt.nsegs; i++) {
+        const dsm_seg_t *s = &dsm_rt.segs[i];
+        uintptr_t off = (uintptr_t)dest - (uintptr_t)s->base;
+        if (off < s->size)
+            return s->peer[pe] ? s->peer[pe] + off : NULL;
+    }
+    return NULL;
+}
+DSM_WEAK(ptr)
+
+void pshmem_info_get_version(int *major, int *minor)
+{
+    *major = SHMEM_MAJOR_VERSION;
+    *minor = SHMEM_MINOR_VERSION;
+}
+DSM_WEAK(info_get_version)
+
+void pshmem_info_get_name(char *name)
+{
+    strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN - 1);
+    name[SHMEM_MAX_NAME_LEN - 1] = '\0';
+}
+DSM_WEAK(info_get_name)
+
+/* Deprecated 1.2 names. */
+DSM_API void start_pes(int npes)
+{
+    (void)npes;
+    pshmem_init();
+}
+
+DSM_API int _my_pe(void)
+{
+    return pshmem_my_pe();
+}
+
+DSM_API int _num_pes(void)
+{
+    return pshmem_n_pes();
+}

@@ -1,0 +1,396 @@
+/*
+ * Remote memory access routines: every typed, sized and mem form, with and
+ * without a context, expanded from the type tables onto rma.h.
+ */
+#include "rma.h"
+
+#include <stdio.h>
+
+void dsm_rt_bad_ctx(const char *routine)
+{
+    dsm_rt_fatal(routine, "invalid context (SHMEM_CTX_INVALID or destroyed)");
+}
+
+static int flag_set(void *p)
+{
+    dsm_sdma_progress(dsm_rt.sdma, 1);
+    return __atomic_load_n((uint64_t *)p, __ATOMIC_ACQUIRE) != 0;
+}
+
+void dsm_rma_wait_flag(uint64_t *flag)
+{
+    dsm_backoff_t b = {0};
+    while (!flag_set(flag))
+        dsm_backoff(&b, &dsm_rt.ctrl->wake, flag_set, flag);
+}
+
+/* Element addresses of a strided transfer, checked at both ends. */
+static char *strided_base(const char *routine, const void *addr,
+                          ptrdiff_t stride, size_t nelems, size_t size, int pe)
+{
+    char *first = dsm_rt_xlate(routine, addr, size, pe);
+    if (nelems > 1) {
+        const char *last =
+            (const char *)addr + (ptrdiff_t)(nelems - 1) * stride * (ptrdiff_t)size;
+        dsm_rt_xlate(routine, last, size, pe);
+    }
+    return first;
+}
+
+void dsm_rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                  ptrdiff_t sst, size_t nelems, size_t size, int pe,
+                  const char *routine)
+{
+    dsm_rma_ctx(ctx, routine);
+    DSM_CHECK_PE(routine, pe);
+    if (!nelems)
+        return;
+    char *r = strided_base(routine, dest, dst, nelems, size, pe);
+    const char *s = src;
+    for (size_t i = 0; i < nelems; i++)
+        memcpy(r + (ptrdiff_t)i * dst * (ptrdiff_t)size,
+               s + (ptrdiff_t)i * sst * (ptrdiff_t)size, size);
+    dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake);
+}
+
+void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                  ptrdiff_t sst, size_t nelems, size_t size, int pe,
+                  const char *routine)
+{
+    dsm_rma_ctx(ctx, routine);
+    DSM_CHECK_PE(routine, pe);
+    if (!nelems)
+        return;
+    const char *r = strided_base(routine, src, sst, nelems, size, pe);
+    char *d = dest;
+    for (size_t i = 0; i < nelems; i++)
+        memcpy(d + (ptrdiff_t)i * dst * (ptrdiff_t)size,
+               r + (ptrdiff_t)i * sst * (ptrdiff_t)size, size);
+}
+
+/* ---- typed ---- */
+
+#define RMA_TYPED(T, N)                                                        \
+    void pshmem_ctx_##N##_put(shmem_ctx_t ctx, T *dest, const T *source,       \
+                              size_t nelems, int pe)                           \
+    {                                                                          \
+        dsm_rma_put(ctx, dest, source, nelems * sizeof(T), pe,                 \
+                    "shmem_ctx_" #N "_put");                                   \
+    }                                                                          \
+    void pshmem_##N##_put(T *dest, const T *source, size_t nelems, int pe)     \
+    {                                                                          \
+        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T), pe,   \
+                    "shmem_" #N "_put");                                       \
+    }                                                                          \
+    void pshmem_ctx_##N##_get(shmem_ctx_t ctx, T *dest, const T *source,       \
+                              size_t nelems, int pe)                           \
+    {                                                                          \
+        dsm_rma_get(ctx, dest, source, nelems * sizeof(T), pe,                 \
+                    "shmem_ctx_" #N "_get");                                   \
+    }                                                                          \
+    void pshmem_##N##_get(T *dest, const T *source, size_t nelems, int pe)     \
+    {                                                                          \
+        dsm_rma_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T), pe,   \
+                    "shmem_" #N "_get");                                       \
+    }                                                                          \
+    void pshmem_ctx_##N##_put_nbi(shmem_ctx_t ctx, T *dest, const T *source,   \
+                                  size_t nelems, int pe)                       \
+    {                                                                          \
+        dsm_rma_put_nbi(ctx, dest, source, nelems * sizeof(T), pe,             \
+                        "shmem_ctx_" #N "_put_nbi");                           \
+    }                                                                          \
+    void pshmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe) \
+    {                                                                          \
+        dsm_rma_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T),   \
+                        pe, "shmem_" #N "_put_nbi");                           \
+    }                                                                          \
+    void pshmem_ctx_##N##_get_nbi(shmem_ctx_t ctx, T *dest, const T *source,   \
+                                  size_t nelems, int pe)                       \
+    {                                                                          \
+        dsm_rma_get_nbi(ctx, dest, source, nelems * sizeof(T), pe,             \
+                        "shmem_ctx_" #N "_get_nbi");                           \
+    }                                                                          \
+    void pshmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe) \
+    {                                                                          \
+        dsm_rma_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T),   \
+                        pe, "shmem_" #N "_get_nbi");                           \
+    }                                                                          \
+    void pshmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe)         \
+    {                                                                          \
+        dsm_rma_put(ctx, dest, &value, sizeof(T), pe, "shmem_ctx_" #N "_p");   \
+    }                                                                          \
+    void pshmem_##N##_p(T *dest, T value, int pe)                              \
+    {                                                                          \
+        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, &value, sizeof(T), pe,            \
+                    "shmem_" #N "_p");                                         \
+    }                                                                          \
+    T pshmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)             \
+    {                                                                          \
+        T v;                                                                   \
+        dsm_rma_get(ctx, &v, source, sizeof(T), pe, "shmem_ctx_" #N "_g");     \
+        return v;                                                              \
+    }                                                                          \
+    T pshmem_##N##_g(const T *source, int pe)                                  \
+    {                                                                          \
+        T v;                                                                   \
+        dsm_rma_get(SHMEM_CTX_DEFAULT, &v, source, sizeof(T), pe,              \
+                    "shmem_" #N "_g");                                         \
+        return v;                                                              \
+    }                                                                          \
+    void pshmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source,      \
+                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems,    \
+                               int pe)                                         \
+    {                                                                          \
+        dsm_rma_iput(ctx, dest, source, dst, sst, nelems, sizeof(T), pe,       \
+                     "shmem_ctx_" #N "_iput");                                 \
+    }                                                                          \
+    void pshmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst,            \
+                           ptrdiff_t sst, size_t nelems, int pe)               \
+    {                                                                          \
+        dsm_rma_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems,        \
+                     sizeof(T), pe, "shmem_" #N "_iput");                      \
+    }                                                                          \
+    void pshmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source,      \
+                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems,    \
+                               int pe)                                         \
+    {                                                                          \
+        dsm_rma_iget(ctx, dest, source, dst, sst, nelems, sizeof(T), pe,       \
+                     "shmem_ctx_" #N "_iget");                                 \
+    }                                                                          \
+    void pshmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst,            \
+                           ptrdiff_t sst, size_t nelems, int pe)               \
+    {                                                                          \
+        dsm_rma_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems,        \
+                     sizeof(T), pe, "shmem_" #N "_iget");                      \
+    }                                                                          \
+    DSM_WEAK(ctx_##N##_put)                                                    \
+    DSM_WEAK(N##_put)                                                          \
+    DSM_WEAK(ctx_##N##_get)                                                    \
+    DSM_WEAK(N##_get)                                                          \
+    DSM_WEAK(ctx_##N##_put_nbi)                                                \
+    DSM_WEAK(N##_put_nbi)                                                      \
+    DSM_WEAK(ctx_##N##_get_nbi)                                                \
+    DSM_WEAK(N##_get_nbi)                                                      \
+    DSM_WEAK(ctx_##N##_p)                                                      \
+    DSM_WEAK(N##_p)                                                            \
+    DSM_WEAK(ctx_##N##_g)                                                      \
+    DSM_WEAK(N##_g)                                                            \
+    DSM_WEAK(ctx_##N##_iput)                                                   \
+    DSM_WEAK(N##_iput)                                                         \
+    DSM_WEAK(ctx_##N##_iget)                                                   \
+    DSM_WEAK(N##_iget)
+SHMEM_TYPES_RMA(RMA_TYPED)
+
+/* ---- sized ---- */
+
+#define RMA_SIZED(BITS, BYTES, T)                                              \
+    void pshmem_ctx_put##BITS(shmem_ctx_t ctx, void *dest, const void *source, \
+                              size_t nelems, int pe)                           \
+    {                                                                          \
+        dsm_rma_put(ctx, dest, source, nelems * BYTES, pe,                     \
+                    "shmem_ctx_put" #BITS);                                    \
+    }                                                                          \
+    void pshmem_put##BITS(void *dest, const void *source, size_t nelems,       \
+                          int pe)                                              \
+    {                                                                          \
+        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, pe,       \
+                    "shmem_put" #BITS);                                        \
+    }                                                                          \
+    void pshmem_ctx_get##BITS(shmem_ctx_t ctx, void *dest, const void *source, \
+                              size_t nelems, int pe)                           \
+    {                                                                          \
+        dsm_rma_get(ctx, dest, source, nelems * BYTES, pe,                     \
+                    "shmem_ctx_get" #BITS);                                    \
+    }                                                                          \
+    void pshmem_get##BITS(void *dest, const void *source, size_t nelems,       \
+                          int pe)                                              \
+    {                                                                          \
+        dsm_rma_get(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, pe,       \
+                    "shmem_get" #BITS);                                        \
+    }                                                                          \
+    void pshmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void *dest,               \
+                                    const void *source, size_t nelems, int pe) \
+    {                                                                          \
+        dsm_rma_put_nbi(ctx, dest, source, nelems * BYTES, pe,                 \
+                        "shmem_ctx_put" #BITS "_nbi");                         \
+    }                                                                          \
+    void pshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, \
+                                int pe)                                        \
+    {                                                                          \
+        dsm_rma_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, pe,   \
+                        "shmem_put" #BITS "_nbi");                             \
+    }                                                                          \
+    void pshmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void *dest,               \
+                                    const void *source, size_t nelems, int pe) \
+    {                                                                          \
+        dsm_rma_get_nbi(ctx, dest, source, nelems * BYTES, pe,                 \
+                        "shmem_ctx_get" #BITS "_nbi");                         \
+    }                                                                          \
+    void pshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, \
+                                int pe)                                        \
+    {                                                                          \
+        dsm_rma_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, pe,   \
+                        "shmem_get" #BITS "_nbi");                             \
+    }                                                                          \
+    void pshmem_ctx_iput##BITS(shmem_ctx_t ctx, void *dest,                    \
+                               const void *source, ptrdiff_t dst,              \
+                               ptrdiff_t sst, size_t nelems, int pe)           \
+    {                                                                          \
+        dsm_rma_iput(ctx, dest, source, dst, sst, nelems, BYTES, pe,           \
+                     "shmem_ctx_iput" #BITS);                                  \
+    }                                                                          \
+    void pshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst,      \
+                           ptrdiff_t sst, size_t nelems, int pe)               \
+    {                                                                          \
+        dsm_rma_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, BYTES, \
+                     pe, "shmem_iput" #BITS);                                  \
+    }                                                                          \
+    void pshmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest,                    \
+                               const void *source, ptrdiff_t dst,              \
+                               ptrdiff_t sst, size_t nelems, int pe)           \
+    {                                                                          \
+        dsm_rma_iget(ctx, dest, source, dst, sst, nelems, BYTES, pe,           \
+                     "shmem_ctx_iget" #BITS);                                  \
+    }                                                                          \
+    void pshmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst,      \
+                           ptrdiff_t sst, size_t nelems, int pe)               \
+    {                                                                          \
+        dsm_rma_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, BYTES, \
+                     pe, "shmem_iget" #BITS);                                  \
+    }                                                                          \
+    DSM_WEAK(ctx_put##BITS)                                                    \
+    DSM_WEAK(put##BITS)                                                        \
+    DSM_WEAK(ctx_get##BITS)                                                    \
+    DSM_WEAK(get##BITS)                                                        \
+    DSM_WEAK(ctx_put##BITS##_nbi)                                              \
+    DSM_WEAK(put##BITS##_nbi)                                                  \
+    DSM_WEAK(ctx_get##BITS##_nbi)                                              \
+    DSM_WEAK(get##BITS##_nbi)                                                  \
+    DSM_WEAK(ctx_iput##BITS)                                                   \
+    DSM_WEAK(iput##BITS)                                                       \
+    DSM_WEAK(ctx_iget##BITS)                                                   \
+    DSM_WEAK(iget##BITS)
+SHMEM_SIZES(RMA_SIZED)
+
+/* ---- mem ---- */
+
+void pshmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source,
+                       size_t nelems, int pe)
+{
+    dsm_rma_put(ctx, dest, source, nelems, pe, "shmem_ctx_putmem");
+}
+void pshmem_putmem(void *dest, const void *source, size_t nelems, int pe)
+{
+    dsm_rma_put(SHMEM_CTX_DEFAULT, dest, source, nelems, pe, "shmem_putmem");
+}
+void pshmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source,
+                       size_t nelems, int pe)
+{
+    dsm_rma_get(ctx, dest, source, nelems, pe, "shmem_ctx_getmem");
+}
+void pshmem_getmem(void *dest, const void *source, size_t nelems, int pe)
+{
+    dsm_rma_get(SHMEM_CTX_DEFAULT, dest, source, nelems, pe, "shmem_getmem");
+}
+void pshmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source,
+                           size_t nelems, int pe)
+{
+    dsm_rma_put_nbi(ctx, dest, source, nelems, pe, "shmem_ctx_putmem_nbi");
+}
+void pshmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+{
+    dsm_rma_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, pe,
+                    "shmem_putmem_nbi");
+}
+void pshmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source,
+                           size_t nelems, int pe)
+{
+    dsm_rma_get_nbi(ctx, dest, source, nelems, pe, "shmem_ctx_getmem_nbi");
+}
+void pshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+{
+    dsm_rma_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, pe,
+                    "shmem_getmem_nbi");
+}
+DSM_WEAK(ctx_putmem)
+DSM_WEAK(putmem)
+DSM_WEAK(ctx_getmem)
+DSM_WEAK(getmem)
+DSM_WEAK(ctx_putmem_nbi)
+DSM_WEAK(putmem_nbi)
+DSM_WEAK(ctx_getmem_nbi)
+DSM_WEAK(getmem_nbi)
+
+/* ---- ordering ---- */
+
+struct quiet_arg {
+    uint64_t *done;
+    uint64_t target;
+};
+
+static int quiet_reached(void *p)
+{
+    struct quiet_arg *a = p;
+    dsm_sdma_progress(dsm_rt.sdma, 1);
+    return __atomic_load_n(a->done, __ATOMIC_ACQUIRE) >= a->target;
+}
+
+void dsm_rt_quiet(dsm_ctx_t *ctx)
+{
+    for (int e = 0; e < dsm_rt.nengines; e++) {
+        struct quiet_arg a = {
+            &ctx->done[e], __atomic_load_n(&ctx->issued[e], __ATOMIC_ACQUIRE)};
+        if (__atomic_load_n(a.done, __ATOMIC_ACQUIRE) >= a.target)
+            continue;
+        dsm_backoff_t b = {0};
+        while (!quiet_reached(&a))
+            dsm_backoff(&b, &dsm_rt.ctrl->wake, quiet_reached, &a);
+    }
+    /* Direct stores by this thread (inline puts) are ordered before what
+     * follows the quiet. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void pshmem_ctx_quiet(shmem_ctx_t ctx)
+{
+    DSM_CHECK_INIT("shmem_ctx_quiet");
+    if (ctx == SHMEM_CTX_INVALID)
+        return;
+    dsm_rt_quiet((dsm_ctx_t *)ctx);
+}
+void pshmem_quiet(void)
+{
+    DSM_CHECK_INIT("shmem_quiet");
+    dsm_rt_quiet(&dsm_ctx_default);
+}
+
+/* Puts to one PE travel one engine queue in order; a fence has only to
+ * keep later direct (inline) stores behind queued commands still in
+ * flight, which it does by completing them. */
+static void fence(dsm_ctx_t *c)
+{
+    for (int e = 0; e < dsm_rt.nengines; e++)
+        if (__atomic_load_n(&c->done[e], __ATOMIC_ACQUIRE) !=
+            __atomic_load_n(&c->issued[e], __ATOMIC_ACQUIRE)) {
+            dsm_rt_quiet(c);
+            return;
+        }
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+void pshmem_ctx_fence(shmem_ctx_t ctx)
+{
+    DSM_CHECK_INIT("shmem_ctx_fence");
+    if (ctx == SHMEM_CTX_INVALID)
+        return;
+    fence((dsm_ctx_t *)ctx);
+}
+void pshmem_fence(void)
+{
+    DSM_CHECK_INIT("shmem_fence");
+    fence(&dsm_ctx_default);
+}
+DSM_WEAK(ctx_quiet)
+DSM_WEAK(quiet)
+DSM_WEAK(ctx_fence)
+DSM_WEAK(fence)

@@ -1,0 +1,131 @@
+/*
+ * The runtime's per-process state and the helpers every entry point uses:
+ * PE checks, address translation, fatal errors.
+ */
+#ifndef DSM_RT_H
+#define DSM_RT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot.h"
+#include "common.h"
+#include "env.h"
+#include "heap.h"
+#include "sdma/sdma.h"
+#include "segment.h"
+
+#include <pshmem.h>
+#include <pshmemx.h>
+
+typedef struct dsm_ctx dsm_ctx_t;
+struct dsm_ctx {
+    uint64_t *issued; /* [engines]: commands handed to the sdma layer */
+    uint64_t *done;   /* [engines]: of those, retired */
+    long options;
+    struct dsm_team *team;
+};
+
+/* Per-PE control page: the first bytes of the internal area at the end of
+ * the heap segment, so every local peer maps it with the heap. */
+#define DSM_BARRIER_ROUNDS 32
+typedef struct dsm_ctrl {
+    dsm_wake_t wake DSM_ALIGNED_CL;
+    /* Dissemination barrier: round k's flag is written only by the PE
+     * 2^k places before us, with the barrier's epoch. */
+    uint64_t barrier[DSM_BARRIER_ROUNDS] DSM_ALIGNED_CL;
+} dsm_ctrl_t;
+
+/* Bytes at the end of the heap segment reserved for the runtime. */
+#define DSM_INTERNAL_SIZE (1u << 20)
+
+struct dsm_rt {
+    int initialized; /* shmem_init calls not yet matched by finalize */
+    int finalized;
+    int thread_level;
+    int me, npes;
+    dsm_boot_info_t boot;
+    const dsm_boot_ops_t *boot_ops;
+
+    dsm_seg_t segs[DSM_SEG_MAX];
+    int nsegs;
+    dsm_heap_t heap; /* allocator over the heap segment's user part */
+    pthread_mutex_t heap_lock;
+
+    dsm_ctrl_t *ctrl;  /* mine */
+    dsm_ctrl_t **peer_ctrl; /* [npes], NULL for PEs we cannot map */
+    uint64_t barrier_epoch;
+
+    dsm_sdma_t *sdma;
+    int nengines;
+    size_t inline_max;
+};
+
+extern struct dsm_rt dsm_rt;
+extern struct dsm_ctx dsm_ctx_default;
+
+/* ---- errors ---- */
+
+/* Print "dmashmem: PE n: routine: message" and end the job with status 1. */
+void dsm_rt_fatal(const char *routine, const char *fmt, ...)
+    DSM_PRINTF(2, 3) DSM_NORETURN;
+void dsm_rt_bad_pe(const char *routine, int pe) DSM_NORETURN;
+void dsm_rt_bad_addr(const char *routine, const void *addr, size_t len,
+                     int pe) DSM_NORETURN;
+void dsm_rt_not_initialized(const char *routine) DSM_NORETURN;
+
+#define DSM_CHECK_INIT(routine)                                                \
+    do {                                                                       \
+        if (DSM_UNLIKELY(dsm_rt.initialized <= 0))                             \
+            dsm_rt_not_initialized(routine);                                   \
+    } while (0)
+
+#define DSM_CHECK_PE(routine, pe)                                              \
+    do {                                                                       \
+        if (DSM_UNLIKELY((unsigned)(pe) >= (unsigned)dsm_rt.npes))             \
+            dsm_rt_bad_pe(routine, pe);                                        \
+    } while (0)
+
+/* ---- address translation ---- */
+
+/* The address in this process at which PE pe's copy of the symmetric
+ * object [addr, addr+len) can be accessed. Fails the job (naming routine)
+ * when addr is not symmetric. */
+static inline char *dsm_rt_xlate(const char *routine, const void *addr,
+                                 size_t len, int pe)
+{
+    for (int i = 0; i < dsm_rt.nsegs; i++) {
+        const dsm_seg_t *s = &dsm_rt.segs[i];
+        uintptr_t off = (uintptr_t)addr - (uintptr_t)s->base;
+        if (off < s->size) {
+            if (DSM_UNLIKELY(len > s->size - off || !s->peer[pe]))
+                break;
+            return s->peer[pe] + off;
+        }
+    }
+    dsm_rt_bad_addr(routine, addr, len, pe);
+}
+
+static inline dsm_ctx_t *dsm_ctx_get(shmem_ctx_t ctx)
+{
+    return (dsm_ctx_t *)ctx;
+}
+
+static inline int dsm_rt_engine_of(int pe)
+{
+    /* Engine affinity per destination PE, as DMA-Latte maps engines. */
+    return dsm_rt.nengines == 1 ? 0 : pe % dsm_rt.nengines;
+}
+
+/* ---- ordering and waiting ---- */
+void dsm_rt_quiet(dsm_ctx_t *ctx);
+void dsm_rt_sync_all(void);
+/* Wait until cond(arg); wakes on writes into this PE's memory. */
+void dsm_rt_wait(int (*cond)(void *), void *arg);
+
+/* ---- init pieces ---- */
+dsm_status_t dsm_rt_segments_init(void);
+void dsm_rt_segments_fini(void);
+
+#endif /* DSM_RT_H */

@@ -1,0 +1,37 @@
+/*
+ * Waiting: every blocking wait of the library (wait_until, barriers,
+ * signal waits) goes through dsm_rt_wait: spin, yield, then sleep on this
+ * PE's wake word, which every put, signal and doorbell into this PE
+ * notifies. While waiting, the thread lends the DMA layer a hand so that
+ * its own nbi operations still move on an oversubscribed node.
+ */
+#include "wait.h"
+
+struct wait_arg {
+    int (*cond)(void *);
+    void *arg;
+    unsigned n;
+};
+
+static int wait_cond(void *p)
+{
+    struct wait_arg *w = p;
+    if ((++w->n & 63) == 0 && dsm_rt.sdma)
+        dsm_sdma_progress(dsm_rt.sdma, 1);
+    return w->cond(w->arg);
+}
+
+void dsm_rt_wait(int (*cond)(void *), void *arg)
+{
+    struct wait_arg w = {cond, arg, 0};
+    dsm_backoff_t b = {0};
+
+    while (!wait_cond(&w))
+        dsm_backoff(&b, &dsm_rt.ctrl->wake, wait_cond, &w);
+}
+
+void dsm_rt_bad_cmp(const char *routine, int cmp)
+{
+    dsm_rt_fatal(routine, "invalid comparison operator %d (use SHMEM_CMP_EQ, "
+                 "NE, GT, LE, LT or GE)", cmp);
+}

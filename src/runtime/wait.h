@@ -1,0 +1,22 @@
+/*
+ * Point-to-point synchronization helpers: comparisons and waiting on words
+ * of this PE's symmetric memory.
+ */
+#ifndef DSM_WAIT_H
+#define DSM_WAIT_H
+
+#include "rt.h"
+
+void dsm_rt_bad_cmp(const char *routine, int cmp) DSM_NORETURN;
+
+#define DSM_CMP_OK(cmp) ((unsigned)(cmp) <= SHMEM_CMP_GE)
+
+#define DSM_COMPARE(a, cmp, b)                                                 \
+    ((cmp) == SHMEM_CMP_EQ   ? (a) == (b)                                      \
+     : (cmp) == SHMEM_CMP_NE ? (a) != (b)                                      \
+     : (cmp) == SHMEM_CMP_GT ? (a) > (b)                                       \
+     : (cmp) == SHMEM_CMP_LE ? (a) <= (b)                                      \
+     : (cmp) == SHMEM_CMP_LT ? (a) < (b)                                       \
+                             : (a) >= (b))
+
+#endif /* DSM_WAIT_H */

@@ -1,0 +1,168 @@
+/*
+ * The DMA command layer.
+ *
+ * Commands (COPY, BCAST, SWAP, WAIT, SIGNAL, SIGNAL_ADD) are appended to
+ * queues; one queue is executed in order by one engine; a producer rings one
+ * doorbell per batch; an engine reports completion as a monotonic sequence
+ * number per queue. A chain is a command list that starts with WAIT on a
+ * trigger word, posted ahead of need and fired by one store.
+ *
+ * Two ways in:
+ *  - dsm_sdma_request(): any application thread hands one command to the
+ *    host proxy through a lock-free ring; the proxy (or a thread that waits
+ *    and lends a hand, see dsm_sdma_progress) moves requests into the
+ *    engines' queues, one doorbell per queue per batch.
+ *  - dsm_sdma_post(): a caller that owns a queue (collectives) appends a
+ *    whole chain and rings its doorbell itself.
+ *
+ * Nothing here knows OpenSHMEM: PEs, contexts and teams are the runtime's.
+ * Backends (cpu, cuda, hsa) live behind dsm_sdma_backend_ops_t (backend.h).
+ */
+#ifndef DSM_SDMA_H
+#define DSM_SDMA_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/common.h"
+
+typedef enum {
+    DSM_CMD_NOP = 0,
+    DSM_CMD_COPY,       /* dst := src, len bytes */
+    DSM_CMD_BCAST,      /* dst := src and dst2 := src, len bytes */
+    DSM_CMD_SWAP,       /* exchange len bytes of src and dst in place */
+    DSM_CMD_WAIT,       /* block this queue until *word >= value */
+    DSM_CMD_SIGNAL,     /* *word := value, after every earlier command */
+    DSM_CMD_SIGNAL_ADD, /* *word += value (atomic), after every earlier one */
+    DSM_CMD_LAST
+} dsm_cmd_op_t;
+
+typedef struct dsm_cmd {
+    uint8_t op;
+    uint8_t flags;
+    uint16_t reserved;
+    uint32_t len_hi; /* unused; keeps the union 8-byte aligned */
+    union {
+        struct {
+            const void *src;
+            void *dst;
+            void *dst2;
+            size_t len;
+        } copy;
+        struct {
+            uint64_t *word;
+            uint64_t value;
+        } sig;
+    } u;
+    /* Sleepers to wake once this command has taken effect (the wake word of
+     * the process whose memory it wrote), or NULL. */
+    dsm_wake_t *wake;
+    /* Counter incremented by one when the command is retired (a context's
+     * completion count), or NULL. */
+    uint64_t *done;
+} dsm_cmd_t;
+
+typedef struct dsm_sdma dsm_sdma_t;
+typedef struct dsm_sdma_queue dsm_sdma_queue_t;
+
+/* Per-queue counters for SHMEM_SDMA_STATS. Times in nanoseconds:
+ * control = building and appending commands, schedule = ringing doorbells,
+ * copy = engines executing commands, sync = completions reaching the host. */
+typedef struct dsm_sdma_stats {
+    uint64_t commands;
+    uint64_t batches;
+    uint64_t requests;
+    uint64_t ns_control;
+    uint64_t ns_schedule;
+    uint64_t ns_copy;
+    uint64_t ns_sync;
+} dsm_sdma_stats_t;
+
+struct dsm_sdma_queue {
+    /* Producer side: appends under lock, then rings the doorbell. */
+    pthread_mutex_t lock;
+    dsm_cmd_t *ring;
+    uint64_t depth; /* power of two */
+    uint64_t tail;  /* next sequence number to fill (under lock) */
+    /* Doorbell: commands below this sequence number belong to the engine. */
+    uint64_t submitted DSM_ALIGNED_CL;
+    /* Commands below this sequence number have completed (backend writes). */
+    uint64_t completed DSM_ALIGNED_CL;
+    /* Commands below this one were retired: slots free, done counters
+     * bumped (progress lock holders write). */
+    uint64_t retired DSM_ALIGNED_CL;
+    int index;  /* in sdma->queues[] */
+    int engine; /* engine that executes it */
+    int chain;  /* 1 when gated chains may be posted here (never RMA) */
+    dsm_sdma_t *sdma;
+    void *priv; /* backend state */
+    dsm_sdma_stats_t stats;
+};
+
+typedef struct dsm_sdma_backend_ops dsm_sdma_backend_ops_t;
+
+/* Capability bits reported by a backend. */
+#define DSM_SDMA_CAP_BCAST_NATIVE (1u << 0) /* BCAST is one engine command */
+#define DSM_SDMA_CAP_SWAP_NATIVE (1u << 1)  /* SWAP is one engine command */
+#define DSM_SDMA_CAP_HOST_MEM (1u << 2)     /* engines reach host memory */
+#define DSM_SDMA_CAP_DEVICE_MEM (1u << 3)   /* engines reach device memory */
+#define DSM_SDMA_CAP_INLINE_HELP (1u << 4)  /* a waiting thread may execute */
+#define DSM_SDMA_CAP_SIGNAL_ADD (1u << 5)   /* SIGNAL_ADD without a kernel */
+
+typedef struct dsm_sdma_config {
+    int engines;        /* engines (queues for RMA) per process */
+    uint64_t depth;     /* commands per queue */
+    uint64_t req_depth; /* proxy request ring entries */
+    int stats;          /* collect phase timings */
+    int proxy_thread;   /* start the host proxy thread */
+    dsm_wake_t *wake;   /* this process's wake word (doorbells, signals) */
+    const char *backend; /* NULL/"auto" or a backend name */
+} dsm_sdma_config_t;
+
+/* Open the layer: pick a backend, create cfg->engines RMA queues, start the
+ * engines and the proxy thread. */
+dsm_status_t dsm_sdma_open(const dsm_sdma_config_t *cfg, dsm_sdma_t **out);
+/* Wait for everything issued, stop threads, print stats if asked. */
+void dsm_sdma_close(dsm_sdma_t *s, int rank);
+const char *dsm_sdma_backend_name(const dsm_sdma_t *s);
+uint32_t dsm_sdma_caps(const dsm_sdma_t *s);
+int dsm_sdma_num_engines(const dsm_sdma_t *s);
+
+/* Extra queues for gated chains (collectives): one per engine asked for.
+ * WAIT commands block only their own queue. */
+dsm_status_t dsm_sdma_queue_create(dsm_sdma_t *s, int engine,
+                                   dsm_sdma_queue_t **out);
+
+/* Hand one command to the proxy for RMA queue `engine`. Lock-free, callable
+ * from any thread; blocks (helping progress) only when the ring is full. */
+void dsm_sdma_request(dsm_sdma_t *s, int engine, const dsm_cmd_t *cmd);
+
+/* Append n commands to q and ring its doorbell once. Returns the sequence
+ * number after the last one (wait for it with dsm_sdma_queue_wait). */
+uint64_t dsm_sdma_post(dsm_sdma_queue_t *q, const dsm_cmd_t *cmds, size_t n);
+
+/* Move requests to queues, ring doorbells, retire completions. help = 1
+ * when the caller is a thread waiting for a result, who may execute queued
+ * commands itself if the backend allows (cpu) rather than sleep. Returns
+ * nonzero if anything moved. */
+int dsm_sdma_progress(dsm_sdma_t *s, int help);
+
+/* Wait until q completed everything below seq (and retired it). */
+void dsm_sdma_queue_wait(dsm_sdma_queue_t *q, uint64_t seq);
+/* Completed sequence of q, without waiting. */
+uint64_t dsm_sdma_queue_completed(dsm_sdma_queue_t *q);
+
+/* Fire a trigger: the store that starts chains waiting on word. */
+void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
+                      dsm_wake_t *wake);
+
+/* Waiting policy shared by every waiter in the library: spin, then yield,
+ * then sleep on a wake word. Call dsm_backoff() once per failed check. */
+typedef struct dsm_backoff {
+    uint32_t n;
+} dsm_backoff_t;
+void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
+                 void *arg);
+
+#endif /* DSM_SDMA_H */

@@ -1,0 +1,86 @@
+# Sourced by the launcher tests. Finds the binaries from the build tree
+# (top_builddir/top_srcdir are exported by the top Makefile; by hand, run
+# from the build directory or set LAUNCHER/BOOT_CLIENT), gives every test a
+# private TMPDIR and checks that nothing is left behind.
+
+: "${top_builddir:=.}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${LAUNCHER:=$top_builddir/src/launcher/shmem_launcher}"
+: "${BOOT_CLIENT:=$top_builddir/test/launcher/boot_client}"
+
+if [ ! -x "$LAUNCHER" ] || [ ! -x "$BOOT_CLIENT" ]; then
+    echo "SKIP: $LAUNCHER or $BOOT_CLIENT not built"
+    exit 77
+fi
+
+TEST_NAME=$(basename "$0" .sh)
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/launcher-test.XXXXXX") || exit 1
+# The launcher makes its directory here: we can see whether it is removed.
+export TMPDIR="$TEST_TMP/tmp"
+mkdir "$TMPDIR" || exit 1
+# Unique per test run, in every PE's argv, for pgrep.
+MARK="--marker=$TEST_NAME-$$-$(date +%s%N)"
+unset SHMEM_BOOTSTRAP SHMEM_LAUNCHER_TIMEOUT DMASHMEM_BOOT_SOCK DMASHMEM_RANK DMASHMEM_SIZE
+
+cleanup() {
+    pkill -KILL -f -- "$MARK" 2>/dev/null
+    rm -rf "$TEST_TMP"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $TEST_NAME: $*" >&2
+    exit 1
+}
+
+now_ms() {
+    echo $(( $(date +%s%N) / 1000000 ))
+}
+
+# run CMD...: sets RC, OUT (stdout) and ERR (stderr) and ELAPSED (ms).
+run() {
+    local t0
+    t0=$(now_ms)
+    "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
+    RC=$?
+    ELAPSED=$(( $(now_ms) - t0 ))
+    OUT=$(cat "$TEST_TMP/out")
+    ERR=$(cat "$TEST_TMP/err")
+}
+
+expect_rc() {
+    [ "$RC" -eq "$1" ] || fail "$2: exit status $RC, expected $1 (stderr: $ERR)"
+}
+
+expect_err() {
+    printf '%s\n' "$ERR" | grep -q -- "$1" || fail "$2: stderr lacks '$1': $ERR"
+}
+
+expect_faster() {
+    [ "$ELAPSED" -lt "$1" ] || fail "$2: took $ELAPSED ms, limit $1 ms"
+}
+
+# pids of this test's PEs (boot_client processes; the launcher and its
+# janitor carry the marker too).
+pe_pids() {
+    local p
+    for p in $(pgrep -f -- "$MARK"); do
+        [ "$(ps -o comm= -p "$p" 2>/dev/null)" = boot_client ] && echo "$p"
+    done
+}
+
+# No PE of this test and no launcher directory may remain; give the janitor
+# and the kernel up to 3 s.
+expect_clean() {
+    local i
+    for i in $(seq 30); do
+        if ! pgrep -f -- "$MARK" >/dev/null &&
+            [ -z "$(ls -A "$TMPDIR")" ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    pgrep -a -f -- "$MARK" >&2
+    ls -la "$TMPDIR" >&2
+    fail "$1: processes or files left behind"
+}

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Key-value exchange (put, fence, get of a key published later), barriers,
+# the largest value, and the job layout, with 1, 2, 4 and 64 PEs.
+. "$(dirname "$0")/common.sh"
+
+for n in 1 2 4 64; do
+    run "$LAUNCHER" -n "$n" "$BOOT_CLIENT" "$MARK" kv 3
+    expect_rc 0 "kv with $n PEs"
+    got=$(printf '%s\n' "$OUT" | grep -c '^kv ok rank [0-9]* size '"$n"'$')
+    [ "$got" -eq "$n" ] || fail "kv with $n PEs: $got of $n PEs reported ok: $OUT"
+    expect_clean "kv with $n PEs"
+done
+
+run "$LAUNCHER" -np 3 "$BOOT_CLIENT" "$MARK" info
+expect_rc 0 "info"
+for r in 0 1 2; do
+    printf '%s\n' "$OUT" | grep -qx "backend launcher rank $r size 3 node_rank $r node_size 3 node_id 0 num_nodes 1 watch yes" ||
+        fail "info: rank $r layout wrong: $OUT"
+done
+
+# A PE that leaves without fini fails its peers' barrier instead of hanging.
+run "$LAUNCHER" -n 3 --timeout 10 "$BOOT_CLIENT" "$MARK" lostpeer 1
+expect_rc 0 "lost peer"
+[ "$(printf '%s\n' "$OUT" | grep -c 'barrier after lost peer: a peer failed')" -eq 2 ] ||
+    fail "lost peer: $OUT"
+expect_clean "lost peer"
+exit 0

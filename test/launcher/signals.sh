@@ -1,0 +1,65 @@
+#!/bin/sh
+# Signals: SIGTERM/SIGINT to the launcher are forwarded (128+sig); a
+# SIGKILLed launcher or PE leaves no process and no file behind.
+. "$(dirname "$0")/common.sh"
+
+# wait_pes N: until N PEs of this test run (and have connected: the socket
+# directory is gone once all have).
+wait_pes() {
+    for i in $(seq 100); do
+        [ "$(pe_pids | wc -l)" -ge "$1" ] &&
+            [ -z "$(ls -A "$TMPDIR")" ] && return 0
+        sleep 0.05
+    done
+    fail "PEs did not start"
+}
+
+for sig in TERM INT; do
+    "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" sleep >"$TEST_TMP/out" 2>"$TEST_TMP/err" &
+    pid=$!
+    wait_pes 4
+    t0=$(now_ms)
+    kill -$sig $pid
+    wait $pid
+    RC=$?
+    ELAPSED=$(( $(now_ms) - t0 ))
+    ERR=$(cat "$TEST_TMP/err")
+    expect_rc $(( 128 + $(kill -l $sig) )) "SIG$sig to the launcher"
+    expect_faster 2500 "SIG$sig to the launcher"
+    expect_clean "SIG$sig to the launcher"
+done
+
+# SIGKILL to the launcher: the janitor removes its directory (still there
+# while a PE has not connected) and the PEs die with it.
+"$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" sleep >/dev/null 2>&1 &
+pid=$!
+wait_pes 4
+kill -KILL $pid
+wait $pid 2>/dev/null
+expect_clean "SIGKILL to the launcher"
+
+"$LAUNCHER" -n 3 "$BOOT_CLIENT" "$MARK" hang >/dev/null 2>&1 &
+pid=$!
+for i in $(seq 100); do
+    [ "$(pe_pids | wc -l)" -ge 3 ] && break
+    sleep 0.05
+done
+[ -n "$(ls -A "$TMPDIR")" ] || fail "no launcher directory while PEs have not connected"
+kill -KILL $pid
+wait $pid 2>/dev/null
+expect_clean "SIGKILL to the launcher before PEs connect"
+
+# SIGKILL to one PE: the job fails with 137 and nothing is left.
+"$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" sleep >"$TEST_TMP/out" 2>"$TEST_TMP/err" &
+pid=$!
+wait_pes 4
+victim=$(pe_pids | head -1)
+[ -n "$victim" ] || fail "no PE found"
+kill -KILL "$victim"
+wait $pid
+RC=$?
+ERR=$(cat "$TEST_TMP/err")
+expect_rc 137 "SIGKILL to a PE"
+expect_err "(pid $victim) was killed by signal 9" "SIGKILL to a PE"
+expect_clean "SIGKILL to a PE"
+exit 0

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Exit status propagation: a failing PE decides the status, is named on
+# one line, and the other (sleeping) PEs are ended within 2 s.
+. "$(dirname "$0")/common.sh"
+
+run "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" exit 2 3
+expect_rc 3 "exit 3"
+expect_err 'shmem_launcher: PE 2 (pid [0-9]*) exited with status 3$' "exit 3"
+[ "$(printf '%s\n' "$ERR" | grep -c 'shmem_launcher:')" -eq 1 ] ||
+    fail "exit 3: more than one launcher line: $ERR"
+expect_faster 2000 "exit 3"
+expect_clean "exit 3"
+
+run "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" signal 1 11
+expect_rc 139 "SIGSEGV"
+expect_err 'PE 1 (pid [0-9]*) was killed by signal 11 (Segmentation fault)' "SIGSEGV"
+expect_faster 2000 "SIGSEGV"
+expect_clean "SIGSEGV"
+
+run "$LAUNCHER" -n 2 "$BOOT_CLIENT" "$MARK" signal 0 9
+expect_rc 137 "SIGKILL"
+expect_err 'PE 0 (pid [0-9]*) was killed by signal 9' "SIGKILL"
+expect_clean "SIGKILL"
+
+# The others ignore SIGTERM: only the SIGKILL a second later ends them.
+run "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" --ignore-term exit 3 4
+expect_rc 4 "SIGTERM ignored"
+expect_faster 2000 "SIGTERM ignored"
+expect_clean "SIGTERM ignored"
+
+# Exit 0 is normal: the job goes on until every PE has ended.
+run "$LAUNCHER" -n 3 --timeout 1 "$BOOT_CLIENT" "$MARK" exit 0 0
+expect_rc 124 "exit 0 is not a failure"
+expect_clean "exit 0"
+exit 0
