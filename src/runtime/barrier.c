@@ -35,7 +35,7 @@ void dsm_rt_sync_all(void)
                          "PE %d is not reachable (no shared memory path)",
                          peer);
         __atomic_store_n(&pc->barrier[k], epoch, __ATOMIC_RELEASE);
-        dsm_wake_notify(&pc->wake);
+        dsm_wake_notify(&pc->wake_app);
         struct bar_arg a = {&dsm_rt.ctrl->barrier[k], epoch};
         if (!bar_reached(&a))
             dsm_rt_wait(bar_reached, &a);

@@ -35,8 +35,9 @@
       "copy by the caller; auto = the backend's measured default")            \
     X(SHMEM_SDMA_STATS, BOOL, sdma_stats, "0",                                 \
       "print per-PE command, batch and phase time counters at finalize")      \
-    X(SHMEM_SDMA_PROXY, BOOL, sdma_proxy, "1",                                 \
-      "run the host proxy thread (0: progress only inside waits)")
+    X(SHMEM_SDMA_PROXY, STR, sdma_proxy, "auto",                               \
+      "host proxy thread: auto (only for backends whose engines cannot "      \
+      "take requests themselves), 1 always, 0 never")
 
 typedef struct dsm_env {
 #define DSM_ENV_FIELD_SIZE uint64_t

@@ -84,13 +84,23 @@ static int do_init(int requested)
                       ">= 16", depth, rdepth);
         goto fail;
     }
+    int proxy = !strcmp(dsm_env.sdma_proxy, "auto") ? -1
+                : !strcmp(dsm_env.sdma_proxy, "1")  ? 1
+                : !strcmp(dsm_env.sdma_proxy, "0")  ? 0
+                                                    : -2;
+    if (proxy == -2) {
+        dsm_log_error("shmem_init: SHMEM_SDMA_PROXY=%s: use auto, 0 or 1",
+                      dsm_env.sdma_proxy);
+        goto fail;
+    }
     dsm_sdma_config_t cfg = {
         .engines = (int)eng,
         .depth = (uint64_t)depth,
         .req_depth = (uint64_t)rdepth,
         .stats = dsm_env.sdma_stats,
-        .proxy_thread = dsm_env.sdma_proxy,
+        .proxy_thread = proxy,
         .wake = &dsm_rt.ctrl->wake,
+        .app_wake = &dsm_rt.ctrl->wake_app,
         .backend = dsm_env.sdma_backend,
     };
     st = dsm_sdma_open(&cfg, &dsm_rt.sdma);

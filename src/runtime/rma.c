@@ -21,7 +21,7 @@ void dsm_rma_wait_flag(uint64_t *flag)
 {
     dsm_backoff_t b = {0};
     while (!flag_set(flag))
-        dsm_backoff(&b, &dsm_rt.ctrl->wake, flag_set, flag);
+        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, flag_set, flag);
 }
 
 /* Element addresses of a strided transfer, checked at both ends. */
@@ -50,7 +50,6 @@ void dsm_rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     for (size_t i = 0; i < nelems; i++)
         memcpy(r + (ptrdiff_t)i * dst * (ptrdiff_t)size,
                s + (ptrdiff_t)i * sst * (ptrdiff_t)size, size);
-    dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake);
 }
 
 void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
@@ -67,6 +66,7 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
         memcpy(d + (ptrdiff_t)i * dst * (ptrdiff_t)size,
                r + (ptrdiff_t)i * sst * (ptrdiff_t)size, size);
 }
+
 
 /* ---- typed ---- */
 
@@ -344,7 +344,7 @@ void dsm_rt_quiet(dsm_ctx_t *ctx)
             continue;
         dsm_backoff_t b = {0};
         while (!quiet_reached(&a))
-            dsm_backoff(&b, &dsm_rt.ctrl->wake, quiet_reached, &a);
+            dsm_backoff(&b, &dsm_rt.ctrl->wake_app, quiet_reached, &a);
     }
     /* Direct stores by this thread (inline puts) are ordered before what
      * follows the quiet. */

@@ -29,14 +29,12 @@ static inline dsm_ctx_t *dsm_rma_ctx(shmem_ctx_t ctx, const char *routine)
 /* Hand one command to the engine with affinity to pe. ctx != NULL: counted
  * for the context's quiet; flag != NULL: set when it retires. */
 static inline void dsm_rma_issue(dsm_ctx_t *ctx, uint64_t *flag, int pe,
-                                 const void *src, void *dst, size_t len,
-                                 dsm_wake_t *wake)
+                                 const void *src, void *dst, size_t len)
 {
     int e = dsm_rt_engine_of(pe);
     dsm_cmd_t c = {
         .op = DSM_CMD_COPY,
         .u.copy = {.src = src, .dst = dst, .dst2 = NULL, .len = len},
-        .wake = wake,
         .done = flag,
     };
     if (ctx) {
@@ -56,14 +54,12 @@ static inline void dsm_rma_put(shmem_ctx_t ctx, void *dest, const void *src,
     if (DSM_UNLIKELY(!len))
         return;
     char *r = dsm_rt_xlate(routine, dest, len, pe);
-    dsm_ctrl_t *peer = dsm_rt.peer_ctrl[pe];
     if (DSM_LIKELY(len <= dsm_rt.inline_max)) {
         memcpy(r, src, len);
-        dsm_wake_notify(&peer->wake);
         return;
     }
     uint64_t flag = 0;
-    dsm_rma_issue(NULL, &flag, pe, src, r, len, &peer->wake);
+    dsm_rma_issue(NULL, &flag, pe, src, r, len);
     dsm_rma_wait_flag(&flag);
 }
 
@@ -80,7 +76,7 @@ static inline void dsm_rma_get(shmem_ctx_t ctx, void *dest, const void *src,
         return;
     }
     uint64_t flag = 0;
-    dsm_rma_issue(NULL, &flag, pe, r, dest, len, NULL);
+    dsm_rma_issue(NULL, &flag, pe, r, dest, len);
     dsm_rma_wait_flag(&flag);
 }
 
@@ -93,7 +89,7 @@ static inline void dsm_rma_put_nbi(shmem_ctx_t ctx, void *dest,
     if (DSM_UNLIKELY(!len))
         return;
     char *r = dsm_rt_xlate(routine, dest, len, pe);
-    dsm_rma_issue(c, NULL, pe, src, r, len, &dsm_rt.peer_ctrl[pe]->wake);
+    dsm_rma_issue(c, NULL, pe, src, r, len);
 }
 
 static inline void dsm_rma_get_nbi(shmem_ctx_t ctx, void *dest,
@@ -105,7 +101,7 @@ static inline void dsm_rma_get_nbi(shmem_ctx_t ctx, void *dest,
     if (DSM_UNLIKELY(!len))
         return;
     const char *r = dsm_rt_xlate(routine, src, len, pe);
-    dsm_rma_issue(c, NULL, pe, r, dest, len, NULL);
+    dsm_rma_issue(c, NULL, pe, r, dest, len);
 }
 
 /* Strided: nelems elements of size bytes, strides in elements. */

@@ -31,7 +31,13 @@ struct dsm_ctx {
  * the heap segment, so every local peer maps it with the heap. */
 #define DSM_BARRIER_ROUNDS 32
 typedef struct dsm_ctrl {
+    /* Engine and proxy threads sleep here: doorbells, requests and signals
+     * that may open a gated chain wake them. */
     dsm_wake_t wake DSM_ALIGNED_CL;
+    /* Application threads waiting (barrier, signals, quiet) sleep here.
+     * Plain puts do not notify it: a sleeping waiter re-checks on a short
+     * timeout instead, so that a writer never pays a syscall per put. */
+    dsm_wake_t wake_app DSM_ALIGNED_CL;
     /* Dissemination barrier: round k's flag is written only by the PE
      * 2^k places before us, with the barrier's epoch. */
     uint64_t barrier[DSM_BARRIER_ROUNDS] DSM_ALIGNED_CL;

@@ -1,8 +1,8 @@
 /*
  * Waiting: every blocking wait of the library (wait_until, barriers,
  * signal waits) goes through dsm_rt_wait: spin, yield, then sleep on this
- * PE's wake word, which every put, signal and doorbell into this PE
- * notifies. While waiting, the thread lends the DMA layer a hand so that
+ * PE's application wake word, which signals, barrier flags and completions
+ * notify (plain puts do not: the sleep is bounded instead). While waiting, the thread lends the DMA layer a hand so that
  * its own nbi operations still move on an oversubscribed node.
  */
 #include "wait.h"
@@ -27,7 +27,7 @@ void dsm_rt_wait(int (*cond)(void *), void *arg)
     dsm_backoff_t b = {0};
 
     while (!wait_cond(&w))
-        dsm_backoff(&b, &dsm_rt.ctrl->wake, wait_cond, &w);
+        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, wait_cond, &w);
 }
 
 void dsm_rt_bad_cmp(const char *routine, int cmp)

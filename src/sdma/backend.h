@@ -52,6 +52,7 @@ struct dsm_sdma {
     dsm_sdma_config_t cfg;
     int num_engines;
     dsm_wake_t *wake;
+    dsm_wake_t *app_wake;
 
     /* Queues: the first num_engines are the RMA queues fed by the proxy;
      * chain queues follow. Appended under queues_lock, never removed before
@@ -94,6 +95,12 @@ void dsm_sdma_queue_ring_locked(dsm_sdma_queue_t *q);
 /* Retire what q completed; caller holds s->progress_lock. Returns count. */
 uint64_t dsm_sdma_queue_retire(dsm_sdma_queue_t *q, int help);
 void dsm_sdma_proxy_start(dsm_sdma_t *s);
+/* 1 when the request ring holds something (no lock taken). */
+static inline int dsm_sdma_requests_pending(const dsm_sdma_t *s)
+{
+    const dsm_sdma_req_t *cell = &s->req[s->req_tail & s->req_mask];
+    return __atomic_load_n(&cell->seq, __ATOMIC_ACQUIRE) == s->req_tail + 1;
+}
 void dsm_sdma_proxy_stop(dsm_sdma_t *s);
 /* Execute one command with plain CPU loads and stores (cpu backend and the
  * host-memory fallback of other backends). Returns 0 if it is a WAIT whose

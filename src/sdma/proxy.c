@@ -20,12 +20,9 @@
 static int proxy_has_work(void *arg)
 {
     dsm_sdma_t *s = arg;
-    const dsm_sdma_req_t *cell = &s->req[s->req_tail & s->req_mask];
     int i, nq;
 
-    if (s->stopping)
-        return 1;
-    if (__atomic_load_n(&cell->seq, __ATOMIC_ACQUIRE) == s->req_tail + 1)
+    if (s->stopping || dsm_sdma_requests_pending(s))
         return 1;
     /* Completions to retire (they free queue slots and finish quiets). */
     nq = __atomic_load_n(&s->num_queues, __ATOMIC_ACQUIRE);

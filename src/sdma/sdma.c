@@ -77,6 +77,7 @@ dsm_status_t dsm_sdma_open(const dsm_sdma_config_t *cfg, dsm_sdma_t **out)
     s->cfg = *cfg;
     s->num_engines = cfg->engines;
     s->wake = cfg->wake;
+    s->app_wake = cfg->app_wake ? cfg->app_wake : cfg->wake;
     pthread_mutex_init(&s->queues_lock, NULL);
     pthread_mutex_init(&s->progress_lock, NULL);
 
@@ -101,7 +102,9 @@ dsm_status_t dsm_sdma_open(const dsm_sdma_config_t *cfg, dsm_sdma_t **out)
         if (st != DSM_OK)
             goto err_queues;
     }
-    if (cfg->proxy_thread)
+    if (cfg->proxy_thread > 0 ||
+        (cfg->proxy_thread < 0 &&
+         !(s->ops->caps(s) & DSM_SDMA_CAP_ENGINE_PROXY)))
         dsm_sdma_proxy_start(s);
     *out = s;
     return DSM_OK;
@@ -341,7 +344,7 @@ void dsm_sdma_queue_wait(dsm_sdma_queue_t *q, uint64_t seq)
     dsm_backoff_t b = {0};
 
     while (!queue_reached(&a))
-        dsm_backoff(&b, q->sdma->wake, queue_reached, &a);
+        dsm_backoff(&b, q->sdma->app_wake, queue_reached, &a);
 }
 
 void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
@@ -357,10 +360,13 @@ void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
 
 /* Spin briefly (the answer is often a few hundred ns away on an idle core),
  * then yield (on an oversubscribed node the writer may need our core), then
- * sleep on the wake word with a bounded timeout. */
+ * sleep on the wake word. Writers that notify (signals, barrier flags,
+ * completions) end the sleep at once; for the others (plain puts) the sleep
+ * is bounded, starting short and growing to 1 ms. */
 #define BACKOFF_SPIN 256
-#define BACKOFF_YIELD (BACKOFF_SPIN + 256)
-#define BACKOFF_SLEEP_NS (1000000ull)
+#define BACKOFF_YIELD (BACKOFF_SPIN + 2048)
+#define BACKOFF_SLEEP_MIN_US 20
+#define BACKOFF_SLEEP_MAX_US 1000
 
 void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
                  void *arg)
@@ -372,6 +378,9 @@ void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
         b->n++;
         sched_yield();
     } else {
-        dsm_wake_sleep(wake, cond, arg, BACKOFF_SLEEP_NS);
+        b->sleep_us = b->sleep_us ? DSM_MIN(b->sleep_us * 2,
+                                            BACKOFF_SLEEP_MAX_US)
+                                  : BACKOFF_SLEEP_MIN_US;
+        dsm_wake_sleep(wake, cond, arg, (uint64_t)b->sleep_us * 1000ull);
     }
 }

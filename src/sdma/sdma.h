@@ -55,9 +55,11 @@ typedef struct dsm_cmd {
             uint64_t value;
         } sig;
     } u;
-    /* Sleepers to wake once this command has taken effect (the wake word of
-     * the process whose memory it wrote), or NULL. */
+    /* Sleepers to wake once this command has taken effect: the engine wake
+     * word and the application wake word of the process whose memory it
+     * wrote (signals, triggers), or NULL (plain data). */
     dsm_wake_t *wake;
+    dsm_wake_t *wake_app;
     /* Counter incremented by one when the command is retired (a context's
      * completion count), or NULL. */
     uint64_t *done;
@@ -109,14 +111,19 @@ typedef struct dsm_sdma_backend_ops dsm_sdma_backend_ops_t;
 #define DSM_SDMA_CAP_DEVICE_MEM (1u << 3)   /* engines reach device memory */
 #define DSM_SDMA_CAP_INLINE_HELP (1u << 4)  /* a waiting thread may execute */
 #define DSM_SDMA_CAP_SIGNAL_ADD (1u << 5)   /* SIGNAL_ADD without a kernel */
+/* The backend's engine threads take the proxy's role (drain requests,
+ * retire), so no separate proxy thread is needed. */
+#define DSM_SDMA_CAP_ENGINE_PROXY (1u << 6)
 
 typedef struct dsm_sdma_config {
     int engines;        /* engines (queues for RMA) per process */
     uint64_t depth;     /* commands per queue */
     uint64_t req_depth; /* proxy request ring entries */
     int stats;          /* collect phase timings */
-    int proxy_thread;   /* start the host proxy thread */
-    dsm_wake_t *wake;   /* this process's wake word (doorbells, signals) */
+    int proxy_thread;   /* 1 start the proxy thread, 0 never, -1 as the
+                         * backend prefers (not with ENGINE_PROXY) */
+    dsm_wake_t *wake;   /* this process's engine wake word (doorbells) */
+    dsm_wake_t *app_wake; /* this process's waiters (notified on completion) */
     const char *backend; /* NULL/"auto" or a backend name */
 } dsm_sdma_config_t;
 
@@ -161,6 +168,7 @@ void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
  * then sleep on a wake word. Call dsm_backoff() once per failed check. */
 typedef struct dsm_backoff {
     uint32_t n;
+    uint32_t sleep_us;
 } dsm_backoff_t;
 void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
                  void *arg);

@@ -23,8 +23,11 @@ MARK="--marker=$TEST_NAME-$$-$(date +%s%N)"
 unset SHMEM_BOOTSTRAP SHMEM_LAUNCHER_TIMEOUT DMASHMEM_BOOT_SOCK DMASHMEM_RANK DMASHMEM_SIZE
 
 cleanup() {
+    # Keep the test's status (a shell error must not turn into a pass).
+    rc=$?
     pkill -KILL -f -- "$MARK" 2>/dev/null
     rm -rf "$TEST_TMP"
+    exit $rc
 }
 trap cleanup EXIT
 

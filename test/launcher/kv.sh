@@ -11,6 +11,13 @@ for n in 1 2 4 64; do
     expect_clean "kv with $n PEs"
 done
 
+# 256 PEs: every one connects and learns its place.
+run "$LAUNCHER" -n 256 "$BOOT_CLIENT" "$MARK" info
+expect_rc 0 "256 PEs"
+[ "$(printf '%s\n' "$OUT" | grep -c 'backend launcher rank [0-9]* size 256 ')" -eq 256 ] ||
+    fail "256 PEs: not every PE reported"
+expect_clean "256 PEs"
+
 run "$LAUNCHER" -np 3 "$BOOT_CLIENT" "$MARK" info
 expect_rc 0 "info"
 for r in 0 1 2; do

@@ -14,7 +14,9 @@ wait_pes() {
     fail "PEs did not start"
 }
 
-for sig in TERM INT; do
+for sig in TERM:15 INT:2 HUP:1; do
+    num=${sig#*:}
+    sig=${sig%:*}
     "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" sleep >"$TEST_TMP/out" 2>"$TEST_TMP/err" &
     pid=$!
     wait_pes 4
@@ -24,7 +26,7 @@ for sig in TERM INT; do
     RC=$?
     ELAPSED=$(( $(now_ms) - t0 ))
     ERR=$(cat "$TEST_TMP/err")
-    expect_rc $(( 128 + $(kill -l $sig) )) "SIG$sig to the launcher"
+    expect_rc $(( 128 + num )) "SIG$sig to the launcher"
     expect_faster 2500 "SIG$sig to the launcher"
     expect_clean "SIG$sig to the launcher"
 done

@@ -3,8 +3,14 @@
  * command queues with memcpy and atomics. An engine is also a lock per
  * queue: the engine thread or a thread waiting for that queue (help) may hold
  * it, never both, so commands of one queue still run strictly in order.
- * Idle engines sleep on the process's wake word; doorbells, signals and
- * puts into this process wake them.
+ * Idle engines sleep on the process's wake word; requests, doorbells and
+ * signals into this process wake them.
+ *
+ * The engine threads also take the host proxy's role (draining the request
+ * ring into queues, retiring completions) when no proxy thread runs: on a
+ * small node a separate proxy thread competes with the engines and the
+ * application for cores, and the hand-off between them costs more than the
+ * work (measured on 2 cores: 8 B put_nbi 0.92 -> 0.28 us per message).
  */
 #include "sdma/backend.h"
 
@@ -100,6 +106,8 @@ static uint64_t cpu_run(dsm_sdma_queue_t *q)
             break; /* gated: this queue waits for its trigger */
         if (cmd->wake)
             dsm_wake_notify(cmd->wake);
+        if (cmd->wake_app)
+            dsm_wake_notify(cmd->wake_app);
         c++;
         ran++;
         __atomic_store_n(&q->completed, c, __ATOMIC_RELEASE);
@@ -109,9 +117,9 @@ static uint64_t cpu_run(dsm_sdma_queue_t *q)
     if (stats && ran)
         q->stats.ns_copy += dsm_now_ns() - t0;
     __atomic_store_n(&cq->exec, 0, __ATOMIC_RELEASE);
-    /* Waiters of this process (quiet) may sleep on the wake word. */
+    /* Waiters of this process (quiet) may sleep on their wake word. */
     if (ran)
-        dsm_wake_notify(q->sdma->wake);
+        dsm_wake_notify(q->sdma->app_wake);
     return ran;
 }
 
@@ -140,6 +148,8 @@ static int engine_has_work(void *p)
 
     if (a->cs->stop)
         return 1;
+    if (!s->proxy_running && dsm_sdma_requests_pending(s))
+        return 1;
     for (i = 0; i < nq; i++)
         if (s->queues[i]->engine == a->e->index &&
             queue_runnable(s->queues[i]))
@@ -158,6 +168,8 @@ static void *engine_main(void *arg)
     while (!cs->stop) {
         int nq = __atomic_load_n(&s->num_queues, __ATOMIC_ACQUIRE), i;
         uint64_t ran = 0;
+        if (!s->proxy_running)
+            ran += (uint64_t)dsm_sdma_progress(s, 0);
         for (i = 0; i < nq; i++)
             if (s->queues[i]->engine == e->index)
                 ran += cpu_run(s->queues[i]);
@@ -257,7 +269,7 @@ static uint32_t cpu_caps(const dsm_sdma_t *s)
     (void)s;
     return DSM_SDMA_CAP_BCAST_NATIVE | DSM_SDMA_CAP_SWAP_NATIVE |
            DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_INLINE_HELP |
-           DSM_SDMA_CAP_SIGNAL_ADD;
+           DSM_SDMA_CAP_SIGNAL_ADD | DSM_SDMA_CAP_ENGINE_PROXY;
 }
 
 const dsm_sdma_backend_ops_t dsm_sdma_cpu_ops = {
