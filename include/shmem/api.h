@@ -167,3 +167,7 @@ SHMEM_TYPES_P2P(SHMEM_DECL_P2P_T)
 #ifdef __cplusplus
 }
 #endif
+
+/* Further families, one file per area (all expanded with SHMEM_FN). */
+#include <shmem/api_amo.h>  /* atomics, signals, contexts, locks, 1.6, ... */
+#include <shmem/api_team.h> /* teams and collectives */

@@ -35,6 +35,9 @@
       "copy by the caller; auto = the backend's measured default")            \
     X(SHMEM_SDMA_STATS, BOOL, sdma_stats, "0",                                 \
       "print per-PE command, batch and phase time counters at finalize")      \
+    X(SHMEM_WAIT_MODE, STR, wait_mode, "auto",                                 \
+      "how blocked PEs wait: spin (spin, then yield), sleep (spin, yield, "   \
+      "then sleep), auto (sleep only when PEs outnumber the cores)")          \
     X(SHMEM_SDMA_PROXY, STR, sdma_proxy, "auto",                               \
       "host proxy thread: auto (only for backends whose engines cannot "      \
       "take requests themselves), 1 always, 0 never")

@@ -3,6 +3,7 @@
  */
 #include "rt.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,30 @@ static void finalize_at_exit(void)
         dsm_rt.initialized = 1;
         pshmem_finalize();
     }
+}
+
+/* Waiters sleep only when this node's PEs outnumber the cores they may run
+ * on: then a spinning waiter steals the core its writer needs. Otherwise
+ * they yield forever and see a plain put within a yield. */
+static int set_wait_mode(void)
+{
+    const char *m = dsm_env.wait_mode;
+    if (!strcmp(m, "spin")) {
+        dsm_backoff_may_sleep = 0;
+    } else if (!strcmp(m, "sleep")) {
+        dsm_backoff_may_sleep = 1;
+    } else if (!strcmp(m, "auto")) {
+        cpu_set_t set;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (sched_getaffinity(0, sizeof(set), &set) == 0)
+            cores = CPU_COUNT(&set);
+        dsm_backoff_may_sleep = dsm_rt.boot.node_size > cores;
+    } else {
+        dsm_log_error("shmem_init: SHMEM_WAIT_MODE=%s: use auto, spin or "
+                      "sleep", m);
+        return -1;
+    }
+    return 0;
 }
 
 static void print_banner(void)
@@ -93,6 +118,8 @@ static int do_init(int requested)
                       dsm_env.sdma_proxy);
         goto fail;
     }
+    if (set_wait_mode() != 0)
+        goto fail;
     dsm_sdma_config_t cfg = {
         .engines = (int)eng,
         .depth = (uint64_t)depth,

@@ -368,13 +368,16 @@ void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
 #define BACKOFF_SLEEP_MIN_US 20
 #define BACKOFF_SLEEP_MAX_US 1000
 
+int dsm_backoff_may_sleep = 1;
+
 void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
                  void *arg)
 {
     if (b->n < BACKOFF_SPIN) {
         b->n++;
         dsm_cpu_relax();
-    } else if (b->n < BACKOFF_YIELD || !wake || !cond) {
+    } else if (b->n < BACKOFF_YIELD || !wake || !cond ||
+               !dsm_backoff_may_sleep) {
         b->n++;
         sched_yield();
     } else {

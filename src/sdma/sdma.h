@@ -166,6 +166,11 @@ void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
 
 /* Waiting policy shared by every waiter in the library: spin, then yield,
  * then sleep on a wake word. Call dsm_backoff() once per failed check. */
+/* 1: waiters may sleep after spinning and yielding (set at init from
+ * SHMEM_WAIT_MODE); 0: they yield forever, so a flag written by a plain put
+ * is seen within a yield, never after a bounded sleep. */
+extern int dsm_backoff_may_sleep;
+
 typedef struct dsm_backoff {
     uint32_t n;
     uint32_t sleep_us;

@@ -1,0 +1,1 @@
+/* Teams and collectives (expanded with SHMEM_FN, no include guard). */
