@@ -138,4 +138,10 @@ void *shmemalign(size_t alignment, size_t size);
 #pragma GCC visibility pop
 #endif
 
+/* C11 type-generic names (shmem_put, shmem_atomic_add, ...). */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L &&               \
+    !defined(__cplusplus)
+#include <shmem/generic.h>
+#endif
+
 #endif /* SHMEM_H */

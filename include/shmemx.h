@@ -11,6 +11,18 @@
 #pragma GCC visibility push(default)
 #endif
 
+/* Persistent collectives: a request built once by shmemx_*_init, started
+ * and waited for any number of times, freed by shmemx_req_free. */
+typedef struct dsm_coll_req *shmemx_req_t;
+#define SHMEMX_HAVE_PERSISTENT_COLL 1
+
+/* GPU memory (cuda backend): shmem_malloc_with_hints(size,
+ * SHMEMX_MALLOC_DEVICE) allocates from the symmetric heap in this PE's GPU
+ * (shmemx_malloc_device(3)). The on-stream routines take a CUstream or a
+ * cudaStream_t as void * (shmemx_putmem_on_stream(3)). */
+#define SHMEMX_MALLOC_DEVICE (1L << 16)
+#define SHMEMX_HAVE_CUDA_STREAMS 1
+
 #define SHMEM_FN(name) shmemx_##name
 #include <shmem/apix.h>
 #undef SHMEM_FN

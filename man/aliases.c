@@ -108,3 +108,195 @@ ALIAS shmemalign shmem_malloc ;
 SHMEM_TYPES_RMA(TABLE_RMA)
 #define TABLE_P2P(T, N) TYPENAME p2p N ;
 SHMEM_TYPES_P2P(TABLE_P2P)
+
+/* ---- atomics, signals, contexts, locks, 1.6 additions, deprecated names
+ * of those families (include/shmem/api_amo.h) ---- */
+#define AMO_EXT_ALIASES(T, N)                                                  \
+    ALIAS shmem_##N##_atomic_fetch shmem_atomic_fetch ;                        \
+    ALIAS shmem_ctx_##N##_atomic_fetch shmem_atomic_fetch ;                    \
+    ALIAS shmem_##N##_atomic_fetch_nbi shmem_atomic_fetch ;                    \
+    ALIAS shmem_ctx_##N##_atomic_fetch_nbi shmem_atomic_fetch ;                \
+    ALIAS shmem_##N##_fetch shmem_atomic_fetch ;                               \
+    ALIAS shmem_##N##_atomic_set shmem_atomic_set ;                            \
+    ALIAS shmem_ctx_##N##_atomic_set shmem_atomic_set ;                        \
+    ALIAS shmem_##N##_set shmem_atomic_set ;                                   \
+    ALIAS shmem_##N##_atomic_swap shmem_atomic_swap ;                          \
+    ALIAS shmem_ctx_##N##_atomic_swap shmem_atomic_swap ;                      \
+    ALIAS shmem_##N##_atomic_swap_nbi shmem_atomic_swap ;                      \
+    ALIAS shmem_ctx_##N##_atomic_swap_nbi shmem_atomic_swap ;                  \
+    ALIAS shmem_##N##_swap shmem_atomic_swap ;
+SHMEM_TYPES_AMO_EXT(AMO_EXT_ALIASES)
+
+#define AMO_STD_ALIASES(T, N)                                                  \
+    ALIAS shmem_##N##_atomic_compare_swap shmem_atomic_compare_swap ;          \
+    ALIAS shmem_ctx_##N##_atomic_compare_swap shmem_atomic_compare_swap ;      \
+    ALIAS shmem_##N##_atomic_compare_swap_nbi shmem_atomic_compare_swap ;      \
+    ALIAS shmem_ctx_##N##_atomic_compare_swap_nbi shmem_atomic_compare_swap ;  \
+    ALIAS shmem_##N##_cswap shmem_atomic_compare_swap ;                        \
+    ALIAS shmem_##N##_atomic_add shmem_atomic_add ;                            \
+    ALIAS shmem_ctx_##N##_atomic_add shmem_atomic_add ;                        \
+    ALIAS shmem_##N##_atomic_fetch_add shmem_atomic_add ;                      \
+    ALIAS shmem_ctx_##N##_atomic_fetch_add shmem_atomic_add ;                  \
+    ALIAS shmem_##N##_atomic_fetch_add_nbi shmem_atomic_add ;                  \
+    ALIAS shmem_ctx_##N##_atomic_fetch_add_nbi shmem_atomic_add ;              \
+    ALIAS shmem_##N##_atomic_inc shmem_atomic_add ;                            \
+    ALIAS shmem_ctx_##N##_atomic_inc shmem_atomic_add ;                        \
+    ALIAS shmem_##N##_atomic_fetch_inc shmem_atomic_add ;                      \
+    ALIAS shmem_ctx_##N##_atomic_fetch_inc shmem_atomic_add ;                  \
+    ALIAS shmem_##N##_atomic_fetch_inc_nbi shmem_atomic_add ;                  \
+    ALIAS shmem_ctx_##N##_atomic_fetch_inc_nbi shmem_atomic_add ;              \
+    ALIAS shmem_##N##_add shmem_atomic_add ;                                   \
+    ALIAS shmem_##N##_fadd shmem_atomic_add ;                                  \
+    ALIAS shmem_##N##_inc shmem_atomic_add ;                                   \
+    ALIAS shmem_##N##_finc shmem_atomic_add ;
+SHMEM_TYPES_AMO_STD(AMO_STD_ALIASES)
+
+#define AMO_BIT_OP_ALIASES(N, OP)                                              \
+    ALIAS shmem_##N##_atomic_##OP shmem_atomic_and ;                           \
+    ALIAS shmem_ctx_##N##_atomic_##OP shmem_atomic_and ;                       \
+    ALIAS shmem_##N##_atomic_fetch_##OP shmem_atomic_and ;                     \
+    ALIAS shmem_ctx_##N##_atomic_fetch_##OP shmem_atomic_and ;                 \
+    ALIAS shmem_##N##_atomic_fetch_##OP##_nbi shmem_atomic_and ;               \
+    ALIAS shmem_ctx_##N##_atomic_fetch_##OP##_nbi shmem_atomic_and ;
+#define AMO_BIT_ALIASES(T, N)                                                  \
+    AMO_BIT_OP_ALIASES(N, and) AMO_BIT_OP_ALIASES(N, or)                       \
+    AMO_BIT_OP_ALIASES(N, xor)
+SHMEM_TYPES_AMO_BIT(AMO_BIT_ALIASES)
+
+#define SIGNAL_TYPED_ALIASES(T, N)                                             \
+    ALIAS shmem_##N##_put_signal shmem_put_signal ;                            \
+    ALIAS shmem_ctx_##N##_put_signal shmem_put_signal ;                        \
+    ALIAS shmem_##N##_put_signal_nbi shmem_put_signal ;                        \
+    ALIAS shmem_ctx_##N##_put_signal_nbi shmem_put_signal ;                    \
+    ALIAS shmem_##N##_ibput shmem_ibput ;                                      \
+    ALIAS shmem_ctx_##N##_ibput shmem_ibput ;                                  \
+    ALIAS shmem_##N##_ibget shmem_ibput ;                                      \
+    ALIAS shmem_ctx_##N##_ibget shmem_ibput ;
+SHMEM_TYPES_RMA(SIGNAL_TYPED_ALIASES)
+
+#define SIGNAL_SIZED_ALIASES(BITS, BYTES, T)                                   \
+    ALIAS shmem_put##BITS##_signal shmem_put_signal ;                          \
+    ALIAS shmem_ctx_put##BITS##_signal shmem_put_signal ;                      \
+    ALIAS shmem_put##BITS##_signal_nbi shmem_put_signal ;                      \
+    ALIAS shmem_ctx_put##BITS##_signal_nbi shmem_put_signal ;                  \
+    ALIAS shmem_ibput##BITS shmem_ibput ;                                      \
+    ALIAS shmem_ctx_ibput##BITS shmem_ibput ;                                  \
+    ALIAS shmem_ibget##BITS shmem_ibput ;                                      \
+    ALIAS shmem_ctx_ibget##BITS shmem_ibput ;
+SHMEM_SIZES(SIGNAL_SIZED_ALIASES)
+
+/* The deprecated shmem_TYPENAME_wait types (api_amo.h's table). */
+#define WAIT_DEPRECATED_ALIASES(T, N) ALIAS shmem_##N##_wait shmem_wait ;
+WAIT_DEPRECATED_ALIASES(short, short)
+WAIT_DEPRECATED_ALIASES(int, int)
+WAIT_DEPRECATED_ALIASES(long, long)
+WAIT_DEPRECATED_ALIASES(long long, longlong)
+
+ALIAS shmem_putmem_signal shmem_put_signal ;
+ALIAS shmem_ctx_putmem_signal shmem_put_signal ;
+ALIAS shmem_putmem_signal_nbi shmem_put_signal ;
+ALIAS shmem_ctx_putmem_signal_nbi shmem_put_signal ;
+ALIAS shmem_put_signal_nbi shmem_put_signal ;
+ALIAS shmem_ctx_signal_add shmem_signal_add ;
+ALIAS shmem_signal_set shmem_signal_add ;
+ALIAS shmem_ctx_signal_set shmem_signal_add ;
+ALIAS shmem_ibget shmem_ibput ;
+ALIAS shmem_ctx_destroy shmem_ctx_create ;
+ALIAS shmem_ctx_get_team shmem_ctx_create ;
+ALIAS shmem_ctx_session_stop shmem_ctx_session_start ;
+ALIAS shmem_ctx_pe_quiet shmem_pe_quiet ;
+ALIAS shmem_test_lock shmem_set_lock ;
+ALIAS shmem_clear_lock shmem_set_lock ;
+ALIAS shmem_set_cache_inv shmem_clear_cache_inv ;
+ALIAS shmem_clear_cache_line_inv shmem_clear_cache_inv ;
+ALIAS shmem_set_cache_line_inv shmem_clear_cache_inv ;
+ALIAS shmem_udcflush shmem_clear_cache_inv ;
+ALIAS shmem_udcflush_line shmem_clear_cache_inv ;
+ALIAS shmem_atomic_fetch_nbi shmem_atomic_fetch ;
+ALIAS shmem_atomic_swap_nbi shmem_atomic_swap ;
+ALIAS shmem_atomic_compare_swap_nbi shmem_atomic_compare_swap ;
+ALIAS shmem_atomic_fetch_add shmem_atomic_add ;
+ALIAS shmem_atomic_fetch_add_nbi shmem_atomic_add ;
+ALIAS shmem_atomic_inc shmem_atomic_add ;
+ALIAS shmem_atomic_fetch_inc shmem_atomic_add ;
+ALIAS shmem_atomic_fetch_inc_nbi shmem_atomic_add ;
+ALIAS shmem_atomic_or shmem_atomic_and ;
+ALIAS shmem_atomic_xor shmem_atomic_and ;
+ALIAS shmem_atomic_fetch_and shmem_atomic_and ;
+ALIAS shmem_atomic_fetch_or shmem_atomic_and ;
+ALIAS shmem_atomic_fetch_xor shmem_atomic_and ;
+ALIAS shmem_atomic_fetch_and_nbi shmem_atomic_and ;
+ALIAS shmem_atomic_fetch_or_nbi shmem_atomic_and ;
+ALIAS shmem_atomic_fetch_xor_nbi shmem_atomic_and ;
+ALIAS shmem_fetch shmem_atomic_fetch ;
+ALIAS shmem_set shmem_atomic_set ;
+ALIAS shmem_swap shmem_atomic_swap ;
+ALIAS shmem_cswap shmem_atomic_compare_swap ;
+ALIAS shmem_fadd shmem_atomic_add ;
+ALIAS shmem_finc shmem_atomic_add ;
+ALIAS shmem_add shmem_atomic_add ;
+ALIAS shmem_inc shmem_atomic_add ;
+
+/* ---- teams and the non-chain collectives ---- */
+#define BCAST_TYPED(T, N) ALIAS shmem_##N##_broadcast shmem_broadcast ;
+SHMEM_TYPES_RMA(BCAST_TYPED)
+ALIAS shmem_broadcastmem shmem_broadcast ;
+ALIAS shmem_broadcast32 shmem_broadcast ;
+ALIAS shmem_broadcast64 shmem_broadcast ;
+ALIAS shmem_team_sync shmem_sync ;
+
+#define REDUCE_TYPED(N, OP)                                                    \
+    ALIAS shmem_##N##_##OP##_reduce shmem_##OP##_reduce ;
+#define REDUCE_BIT(T, N)                                                       \
+    REDUCE_TYPED(N, and) REDUCE_TYPED(N, or) REDUCE_TYPED(N, xor)
+#define REDUCE_MINMAX(T, N) REDUCE_TYPED(N, max) REDUCE_TYPED(N, min)
+#define REDUCE_ARITH(T, N)                                                     \
+    REDUCE_TYPED(N, sum) REDUCE_TYPED(N, prod)                                 \
+    ALIAS shmem_##N##_sum_inscan shmem_scan ;                                  \
+    ALIAS shmem_##N##_sum_exscan shmem_scan ;
+SHMEM_TYPES_REDUCE_BIT(REDUCE_BIT)
+SHMEM_TYPES_REDUCE_MINMAX(REDUCE_MINMAX)
+SHMEM_TYPES_REDUCE_ARITH(REDUCE_ARITH)
+ALIAS shmem_sum_inscan shmem_scan ;
+ALIAS shmem_sum_exscan shmem_scan ;
+
+#define TO_ALL_TYPED(N, OP) ALIAS shmem_##N##_##OP##_to_all shmem_##OP##_reduce ;
+#define TO_ALL_BIT(T, N)                                                       \
+    TO_ALL_TYPED(N, and) TO_ALL_TYPED(N, or) TO_ALL_TYPED(N, xor)
+#define TO_ALL_MINMAX(T, N) TO_ALL_TYPED(N, max) TO_ALL_TYPED(N, min)
+#define TO_ALL_ARITH(T, N) TO_ALL_TYPED(N, sum) TO_ALL_TYPED(N, prod)
+SHMEM_TYPES_TO_ALL_BIT(TO_ALL_BIT)
+SHMEM_TYPES_TO_ALL_MINMAX(TO_ALL_MINMAX)
+SHMEM_TYPES_TO_ALL_ARITH(TO_ALL_ARITH)
+
+/* GPU extensions (cuda backend): one family page each. */
+ALIAS shmemx_getmem_on_stream shmemx_putmem_on_stream ;
+ALIAS shmemx_putmem_signal_on_stream shmemx_putmem_on_stream ;
+ALIAS shmemx_signal_wait_until_on_stream shmemx_putmem_on_stream ;
+ALIAS shmemx_quiet_on_stream shmemx_putmem_on_stream ;
+
+/* ---- AllGather / AlltoAll (src/coll/fcollect.c, alltoall.c) ---- */
+#define CHAIN_TYPED(T, N)                                                      \
+    ALIAS shmem_##N##_fcollect shmem_fcollect ;                                \
+    ALIAS shmem_##N##_collect shmem_fcollect ;                                 \
+    ALIAS shmem_##N##_alltoall shmem_alltoall ;                                \
+    ALIAS shmem_##N##_alltoalls shmem_alltoalls ;
+SHMEM_TYPES_RMA(CHAIN_TYPED)
+ALIAS shmem_fcollectmem shmem_fcollect ;
+ALIAS shmem_collect shmem_fcollect ;
+ALIAS shmem_collectmem shmem_fcollect ;
+ALIAS shmem_alltoallmem shmem_alltoall ;
+ALIAS shmem_alltoallsmem shmem_alltoalls ;
+ALIAS shmem_fcollect32 shmem_fcollect ;
+ALIAS shmem_fcollect64 shmem_fcollect ;
+ALIAS shmem_collect32 shmem_fcollect ;
+ALIAS shmem_collect64 shmem_fcollect ;
+ALIAS shmem_alltoall32 shmem_alltoall ;
+ALIAS shmem_alltoall64 shmem_alltoall ;
+ALIAS shmem_alltoalls32 shmem_alltoalls ;
+ALIAS shmem_alltoalls64 shmem_alltoalls ;
+ALIAS shmemx_fcollectmem_init shmemx_req ;
+ALIAS shmemx_alltoallmem_init shmemx_req ;
+ALIAS shmemx_req_start shmemx_req ;
+ALIAS shmemx_req_wait shmemx_req ;
+ALIAS shmemx_req_free shmemx_req ;

@@ -13,6 +13,34 @@ extern "C" {
 /* Seconds since an arbitrary point in the past (monotonic clock). */
 double SHMEM_FN(wtime)(void);
 
+/* GPU memory and streams (shmemx_malloc_device(3),
+ * shmemx_putmem_on_stream(3)). stream: a CUstream or cudaStream_t. */
+void *SHMEM_FN(malloc_device)(size_t size);
+void SHMEM_FN(putmem_on_stream)(void *dest, const void *source, size_t nelems,
+                                int pe, void *stream);
+void SHMEM_FN(getmem_on_stream)(void *dest, const void *source, size_t nelems,
+                                int pe, void *stream);
+void SHMEM_FN(putmem_signal_on_stream)(void *dest, const void *source,
+                                       size_t nelems, uint64_t *sig_addr,
+                                       uint64_t signal, int sig_op, int pe,
+                                       void *stream);
+void SHMEM_FN(signal_wait_until_on_stream)(uint64_t *sig_addr, int cmp,
+                                           uint64_t cmp_value, void *stream);
+void SHMEM_FN(quiet_on_stream)(void *stream);
+
+/* Persistent collectives (shmemx_req(3)). Both inits are collective over
+ * team and keep SHMEM_PRELAUNCH_DEPTH instances posted ahead; dest and
+ * source must stay valid until shmemx_req_free. */
+int SHMEM_FN(fcollectmem_init)(shmem_team_t team, void *dest,
+                               const void *source, size_t nbytes,
+                               shmemx_req_t *req);
+int SHMEM_FN(alltoallmem_init)(shmem_team_t team, void *dest,
+                               const void *source, size_t nbytes,
+                               shmemx_req_t *req);
+int SHMEM_FN(req_start)(shmemx_req_t req);
+int SHMEM_FN(req_wait)(shmemx_req_t req);
+int SHMEM_FN(req_free)(shmemx_req_t req);
+
 #ifdef __cplusplus
 }
 #endif

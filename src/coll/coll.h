@@ -13,6 +13,14 @@
  * DMA engine can deliver a signal (a SIGNAL command stores an absolute
  * value) as well as a CPU can. Barriers, ready/arrival handshakes of the
  * data-moving chains and reductions all use it.
+ *
+ * Indexing: the words of member m on channel chan are at
+ * dsm_team_sig_idx(t, chan, m) in sig[], sent[] and recv[]. For teams made
+ * by the team routines that is chan * size + m. The internal teams that
+ * describe the active sets of the deprecated pSync routines index by world
+ * PE instead (sig_world = 1, sig_stride = npes), because every active set
+ * shares one reserved slot and the counts of a pair of PEs must carry over
+ * from one active set to the next: use the helpers, not the formula.
  */
 #ifndef DSM_COLL_H
 #define DSM_COLL_H
@@ -24,24 +32,45 @@
  * that a chain posted ahead cannot be confused with a barrier. */
 enum { DSM_CHAN_CPU = 0, DSM_CHAN_DMA = 1, DSM_CHAN_MAX = 2 };
 
+/* Slots (rt.h sizes the internal area for DSM_TEAM_SLOTS of them): the
+ * predefined teams and the active sets have fixed ones; user teams get the
+ * lowest slot free on every PE of the parent team. */
+enum {
+    DSM_SLOT_WORLD = 0,
+    DSM_SLOT_SHARED = 1,
+    DSM_SLOT_ASET = 2, /* every active set (sig_world = 1) */
+    DSM_SLOT_FIRST_USER = 3
+};
+
 struct dsm_team {
     int size;      /* members */
     int my_idx;    /* this PE's index in the team, -1 if not a member */
     int *pes;      /* [size] world PE of each member */
     int start, stride; /* when the members are start + i*stride, else stride 0 */
     int slot;      /* internal slot index, same on every member */
-    uint64_t *sig; /* this PE's words: sig[chan * size + member] */
-    uint64_t *sent; /* [chan * size + member] signals sent (private) */
-    uint64_t *recv; /* [chan * size + member] signals waited for (private) */
+    uint64_t *sig; /* this PE's words: sig[dsm_team_sig_idx(t, chan, member)] */
+    uint64_t *sent; /* [same index] signals sent (private) */
+    uint64_t *recv; /* [same index] signals waited for (private) */
     shmem_team_config_t config;
     long config_mask;
     int nctx;            /* contexts created from this team */
     struct dsm_team *parent;
     int predefined;      /* WORLD / SHARED: never destroyed by the user */
     pthread_mutex_t lock; /* serializes collectives of this team */
+    /* Added by the teams side (the fields above are the agreed contract). */
+    int sig_stride;      /* words per channel in sig/sent/recv */
+    int sig_world;       /* 1: indexed by world PE (active sets), 0: member */
+    int aset;            /* an internal active-set team (never a handle) */
+    int log_stride;      /* active sets: logPE_stride */
+    uint64_t *xchg;      /* this PE's exchange words of the slot header */
+    uint64_t nxchg;      /* exchanges done (selects the word pair) */
+    uint32_t magic;      /* DSM_TEAM_MAGIC while valid */
+    struct dsm_team *next; /* active-set cache */
 };
 
 typedef struct dsm_team dsm_team_t;
+
+#define DSM_TEAM_MAGIC 0x7ea3c0deu
 
 extern dsm_team_t dsm_team_world, dsm_team_shared;
 
@@ -55,6 +84,19 @@ static inline int dsm_team_pe(const dsm_team_t *t, int i)
     return t->pes[i];
 }
 
+/* Index of member m's words of channel chan in sig[], sent[], recv[]. */
+static inline int dsm_team_sig_idx(const dsm_team_t *t, int chan, int m)
+{
+    return chan * t->sig_stride + (t->sig_world ? t->pes[m] : m);
+}
+
+/* Address of this PE's word that receives member m's signals on chan
+ * (what an engine's WAIT command polls). */
+static inline uint64_t *dsm_team_my_sig(dsm_team_t *t, int chan, int m)
+{
+    return &t->sig[dsm_team_sig_idx(t, chan, m)];
+}
+
 /* Address, in this process, of member m's signal word that receives our
  * signals on channel chan. */
 uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m);
@@ -62,7 +104,80 @@ uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m);
 /* CPU pairwise signals. */
 void dsm_team_signal(dsm_team_t *t, int chan, int m);
 void dsm_team_wait(dsm_team_t *t, int chan, int m);
-/* Barrier over the team's members (dissemination), CPU channel. */
+/* Barrier over the team's members (dissemination), CPU channel. Takes no
+ * lock: callers (the collectives) hold t->lock. */
 void dsm_team_sync(dsm_team_t *t);
+
+/* dsm_team_sync under t->lock (shmem_team_sync, shmem_sync_all). */
+void dsm_coll_team_sync(dsm_team_t *t);
+
+/* ---- checks shared by the entry points ---- */
+
+/* The team behind a handle; fails the job (naming routine) on
+ * SHMEM_TEAM_INVALID or a destroyed/garbage handle. */
+dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine);
+
+/* The internal team describing an active set (start, 2^log_stride, size)
+ * of the deprecated pSync routines; fails the job on a bad set or when the
+ * calling PE is not in it. Cached: the same object for the same set. */
+dsm_team_t *dsm_team_aset(int start, int log_stride, int size,
+                          const char *routine);
+
+/* ---- data-moving collectives (src/coll/chain*.c, fcollect.c, ...) ----
+ * Collectives over t with sizes in bytes. Each takes t->lock for its
+ * duration (callers do not), writes dest on every member including this
+ * one, and fails the job on misuse. The deprecated active-set routines call
+ * them with an active-set team (sig_world = 1: see "Indexing" above). */
+void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
+                       size_t nbytes);
+void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
+                      size_t nbytes);
+void dsm_coll_alltoall(dsm_team_t *t, void *dest, const void *src,
+                       size_t nbytes);
+void dsm_coll_alltoalls(dsm_team_t *t, void *dest, const void *src,
+                        ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        size_t elem_size);
+
+/* ---- the non-chain collectives (bcast.c, reduce.c, scan.c) ---- */
+
+/* SHMEM_BCAST_ALGORITHM and the broadcast chain queue (team.c calls). */
+dsm_status_t dsm_coll_bcast_init(void);
+void dsm_coll_bcast_fini(void);
+
+/* Broadcast nbytes from member root's src to dest of every member (and of
+ * the root itself when root_too, the 1.5 team semantics). */
+void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
+                        size_t nbytes, int root, int root_too,
+                        const char *routine);
+
+/* acc[i] = acc[i] OP in[i] for n elements. */
+typedef void (*dsm_coll_op_t)(void *acc, const void *in, size_t n);
+/* Reduction of n elements of esz bytes over t; dest may equal src. */
+void dsm_coll_reduce(dsm_team_t *t, void *dest, const void *src, size_t n,
+                     size_t esz, dsm_coll_op_t op, const char *routine);
+/* The operator functions, dsm_coll_op_TYPENAME_OP, for the team tables
+ * (the deprecated active-set tables are subsets of them). */
+#define DSM_COLL_OP_DECL(T, N, OP)                                             \
+    void dsm_coll_op_##N##_##OP(void *acc, const void *in, size_t n);
+#define DSM_COLL_OP_DECL_BIT(T, N)                                             \
+    DSM_COLL_OP_DECL(T, N, and) DSM_COLL_OP_DECL(T, N, or)                    \
+    DSM_COLL_OP_DECL(T, N, xor)
+#define DSM_COLL_OP_DECL_MINMAX(T, N)                                          \
+    DSM_COLL_OP_DECL(T, N, max) DSM_COLL_OP_DECL(T, N, min)
+#define DSM_COLL_OP_DECL_ARITH(T, N)                                           \
+    DSM_COLL_OP_DECL(T, N, sum) DSM_COLL_OP_DECL(T, N, prod)
+SHMEM_TYPES_REDUCE_BIT(DSM_COLL_OP_DECL_BIT)
+SHMEM_TYPES_REDUCE_MINMAX(DSM_COLL_OP_DECL_MINMAX)
+SHMEM_TYPES_REDUCE_ARITH(DSM_COLL_OP_DECL_ARITH)
+#undef DSM_COLL_OP_DECL_BIT
+#undef DSM_COLL_OP_DECL_MINMAX
+#undef DSM_COLL_OP_DECL_ARITH
+#undef DSM_COLL_OP_DECL
+
+/* Prefix reduction: inclusive (member i: 0..i) or exclusive (0..i-1, and
+ * zeros on member 0). */
+void dsm_coll_scan(dsm_team_t *t, void *dest, const void *src, size_t n,
+                   size_t esz, dsm_coll_op_t op, int inclusive,
+                   const char *routine);
 
 #endif /* DSM_COLL_H */

@@ -1,10 +1,16 @@
 /*
- * shmem_barrier_all / shmem_sync_all on the world team: a dissemination
- * barrier over the PEs' control pages. Round k, PE i raises the round-k
- * flag of PE i+2^k to this barrier's epoch and waits for its own; ceil(log2
- * N) rounds, each one store to a peer and one wait.
+ * shmem_barrier_all / shmem_sync_all: the team barrier of SHMEM_TEAM_WORLD
+ * (src/coll/sync.c: a dissemination barrier of pairwise signals in the
+ * world team's slot, serialized by the team's lock).
+ *
+ * dsm_rt_sync_all is the runtime's own world barrier (init, finalize,
+ * collective allocation), usable before the teams exist and after they are
+ * gone: a dissemination barrier over the PEs' control pages. Round k, PE i
+ * raises the round-k flag of PE i+2^k to this barrier's epoch and waits for
+ * its own; ceil(log2 N) rounds, each one store to a peer and one wait.
  */
 #include "wait.h"
+#include "coll/coll.h"
 
 struct bar_arg {
     const uint64_t *flag;
@@ -45,7 +51,7 @@ void dsm_rt_sync_all(void)
 void pshmem_sync_all(void)
 {
     DSM_CHECK_INIT("shmem_sync_all");
-    dsm_rt_sync_all();
+    dsm_coll_team_sync(&dsm_team_world);
 }
 DSM_WEAK(sync_all)
 
@@ -53,7 +59,7 @@ void pshmem_barrier_all(void)
 {
     DSM_CHECK_INIT("shmem_barrier_all");
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_rt_sync_all();
+    dsm_coll_team_sync(&dsm_team_world);
 }
 DSM_WEAK(barrier_all)
 

@@ -63,10 +63,12 @@ static int parse_STR(const char *v, const char **out)
     return 1;
 }
 
-/* The deprecated SMA_ spelling of a SHMEM_ variable (spec annex). */
-static const char *lookup(const char *name)
+/* The value of name, or of its deprecated SMA_ spelling (spec annex);
+ * *used receives the name the value came from, for error messages. */
+static const char *lookup(const char *name, char *used, size_t cap)
 {
     const char *v = getenv(name);
+    snprintf(used, cap, "%s", name);
     if (v)
         return v;
     if (!strncmp(name, "SHMEM_", 6)) {
@@ -74,9 +76,8 @@ static const char *lookup(const char *name)
                                           "VERSION"};
         for (size_t i = 0; i < DSM_ARRAY_SIZE(sma); i++)
             if (!strcmp(name + 6, sma[i])) {
-                char alt[64];
-                snprintf(alt, sizeof(alt), "SMA_%s", sma[i]);
-                return getenv(alt);
+                snprintf(used, cap, "SMA_%s", sma[i]);
+                return getenv(used);
             }
     }
     return NULL;
@@ -85,18 +86,18 @@ static const char *lookup(const char *name)
 int dsm_env_init(void)
 {
     const char *v;
+    char used[64];
     memset(&dsm_env, 0, sizeof(dsm_env));
 #define DSM_ENV_PARSE(name, type, field, def, help)                            \
     if (!parse_##type(def, &dsm_env.field)) {                                  \
         dsm_log_error("internal: bad default for " #name);                    \
         return -1;                                                             \
     }                                                                          \
-    v = lookup(#name);                                                         \
+    v = lookup(#name, used, sizeof(used));                                     \
     if (v) {                                                                   \
         if (!parse_##type(v, &dsm_env.field)) {                                \
-            dsm_log_error("shmem_init: invalid value '%s' for " #name          \
-                          " (%s)",                                             \
-                          v, help);                                            \
+            dsm_log_error("shmem_init: invalid value '%s' for %s (%s)", v,     \
+                          used, help);                                         \
             return -1;                                                         \
         }                                                                      \
         dsm_env.field##_set = 1;                                               \

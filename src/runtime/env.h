@@ -33,14 +33,45 @@
     X(SHMEM_SDMA_INLINE_MAX, SIZE, sdma_inline_max, "auto",                    \
       "blocking RMA to a local PE's host memory up to this size is a direct " \
       "copy by the caller; auto = the backend's measured default")            \
+    X(SHMEM_SDMA_NBI_INLINE_MAX, SIZE, sdma_nbi_inline_max, "auto",            \
+      "put_nbi/get_nbi to a local PE's host memory up to this size is a "     \
+      "direct copy at issue; larger ones go to the engines; auto = the "      \
+      "backend's measured default, 0 = always the engines")                  \
     X(SHMEM_SDMA_STATS, BOOL, sdma_stats, "0",                                 \
       "print per-PE command, batch and phase time counters at finalize")      \
+    X(SHMEM_DEVICE_HEAP_SIZE, SIZE, device_heap_size, "1G",                    \
+      "bytes of symmetric heap in GPU memory per PE (cuda backend; "          \
+      "shmemx_malloc_device); 0 = none")                                      \
+    X(SHMEM_CUDA_DEVICE, INT, cuda_device, "-1",                               \
+      "GPU of this PE (cuda backend); -1 = local rank modulo the GPU count")  \
+    X(SHMEM_CUDA_BATCH_MIN, INT, cuda_batch_min, "2",                          \
+      "cuda backend: runs of at least this many copies go through one "       \
+      "cuMemcpyBatchAsync, shorter ones through cuMemcpyAsync")               \
+    X(SHMEM_CUDA_PREFER_CE, BOOL, cuda_prefer_ce, "0",                         \
+      "cuda backend: ask the driver to keep batched copies (also within one " \
+      "GPU) on the copy engines rather than SM copy kernels")                 \
     X(SHMEM_WAIT_MODE, STR, wait_mode, "auto",                                 \
       "how blocked PEs wait: spin (spin, then yield), sleep (spin, yield, "   \
       "then sleep), auto (sleep only when PEs outnumber the cores)")          \
     X(SHMEM_SDMA_PROXY, STR, sdma_proxy, "auto",                               \
       "host proxy thread: auto (only for backends whose engines cannot "      \
-      "take requests themselves), 1 always, 0 never")
+      "take requests themselves), 1 always, 0 never")                         \
+    X(SHMEM_BCAST_ALGORITHM, STR, bcast_algorithm, "auto",                     \
+      "broadcast: auto, pull (members copy), push (root's engine copies) or " \
+      "bcast (push, two destinations per engine command)")                     \
+    X(SHMEM_FCOLLECT_ALGORITHM, STR, fcollect_algorithm, "auto",               \
+      "fcollect/collect variant: auto, pcpy, b2b, bcast or direct")           \
+    X(SHMEM_ALLTOALL_ALGORITHM, STR, alltoall_algorithm, "auto",               \
+      "alltoall(s) variant: auto, pcpy, b2b, swap or direct")                 \
+    X(SHMEM_PRELAUNCH_DEPTH, INT, prelaunch_depth, "2",                        \
+      "persistent collectives: instances posted ahead behind a trigger")      \
+    X(SHMEM_COLL_DIRECT_MAX, SIZE, coll_direct_max, "auto",                    \
+      "auto: bytes per peer up to which host-memory collectives are copied "  \
+      "by the caller (direct) rather than by engine chains")                  \
+    X(SHMEM_FCOLLECT_PCPY_MIN, SIZE, fcollect_pcpy_min, "auto",                \
+      "auto: bytes per PE from which fcollect uses pcpy instead of b2b")      \
+    X(SHMEM_ALLTOALL_PCPY_MIN, SIZE, alltoall_pcpy_min, "auto",                \
+      "auto: bytes per peer from which alltoall uses pcpy instead of b2b")
 
 typedef struct dsm_env {
 #define DSM_ENV_FIELD_SIZE uint64_t

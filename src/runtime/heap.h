@@ -12,6 +12,9 @@
 #include <stdint.h>
 
 #define DSM_HEAP_MIN_ALIGN 64
+/* The heap's base address is aligned this much; shmem_align honours any
+ * power-of-two alignment up to it. */
+#define DSM_HEAP_BASE_ALIGN ((size_t)1 << 30)
 
 typedef struct dsm_heap_blk {
     size_t off, size;

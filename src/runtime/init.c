@@ -2,6 +2,7 @@
  * Library setup, exit and query routines.
  */
 #include "rt.h"
+#include "coll/coll.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -25,6 +26,13 @@ static int atexit_registered;
  * (docs/PERFORMANCE.md): handing a copy to an engine thread costs more than
  * copying it as long as the caller must wait for it anyway. */
 #define DSM_CPU_INLINE_MAX_DEFAULT (SIZE_MAX)
+
+/* Default for SHMEM_SDMA_NBI_INLINE_MAX: put_nbi/get_nbi to a local PE's host
+ * memory up to this size are a direct copy at issue. Above it an engine
+ * copying while the caller goes on wins (bench/shmem_bench put_nbi rows,
+ * docs/PERFORMANCE.md); below it the request hand-off (~200 ns) costs more
+ * than the copy. Device memory always goes to the engines. */
+#define DSM_NBI_INLINE_MAX_DEFAULT ((size_t)16384)
 
 static void finalize_at_exit(void)
 {
@@ -120,6 +128,7 @@ static int do_init(int requested)
     }
     if (set_wait_mode() != 0)
         goto fail;
+    dsm_rt_device_pre_open(); /* gpu.c: which GPU (cuda backend) */
     dsm_sdma_config_t cfg = {
         .engines = (int)eng,
         .depth = (uint64_t)depth,
@@ -140,14 +149,19 @@ static int do_init(int requested)
     dsm_rt.inline_max = dsm_env.sdma_inline_max == UINT64_MAX
                             ? DSM_CPU_INLINE_MAX_DEFAULT
                             : (size_t)dsm_env.sdma_inline_max;
+    dsm_rt.nbi_inline_max = dsm_env.sdma_nbi_inline_max == UINT64_MAX
+                                ? DSM_NBI_INLINE_MAX_DEFAULT
+                                : (size_t)dsm_env.sdma_nbi_inline_max;
+    if (dsm_rt_device_init() != DSM_OK) /* gpu.c: device heap */
+        goto fail;
     memset(ctx_default_counters, 0, sizeof(ctx_default_counters));
     dsm_debug("init: %d PEs, node %d/%d, heap %zu bytes, static %zu bytes, "
-              "sdma %s with %d engine(s), inline max %zu",
+              "sdma %s with %d engine(s), inline max %zu, nbi inline max %zu",
               dsm_rt.npes, dsm_rt.boot.node_rank, dsm_rt.boot.node_size,
               dsm_rt.segs[DSM_SEG_HEAP].size,
               dsm_rt.segs[DSM_SEG_STATIC].size,
               dsm_sdma_backend_name(dsm_rt.sdma), dsm_rt.nengines,
-              dsm_rt.inline_max);
+              dsm_rt.inline_max, dsm_rt.nbi_inline_max);
 
     if (dsm_rt.boot_ops->barrier() != DSM_OK) {
         dsm_log_error("shmem_init: bootstrap barrier failed");
@@ -160,6 +174,8 @@ static int do_init(int requested)
             close(dsm_rt.segs[i].fd);
             dsm_rt.segs[i].fd = -1;
         }
+    if (dsm_coll_init() != DSM_OK)
+        goto fail;
     if (dsm_rt.me == 0)
         print_banner();
     return 0;
@@ -239,6 +255,7 @@ void pshmem_finalize(void)
      * resources go. */
     dsm_rt_quiet(&dsm_ctx_default);
     dsm_rt_sync_all();
+    dsm_coll_fini();
     dsm_sdma_close(dsm_rt.sdma, dsm_rt.me);
     dsm_rt.sdma = NULL;
     dsm_rt.boot_ops->barrier();

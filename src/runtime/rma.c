@@ -335,17 +335,23 @@ static int quiet_reached(void *p)
     return __atomic_load_n(a->done, __ATOMIC_ACQUIRE) >= a->target;
 }
 
+/* Wait for what ctx issued to engine e so far (shmem_pe_quiet waits only
+ * for the engines of its target PEs). */
+void dsm_rt_quiet_engine(dsm_ctx_t *ctx, int e)
+{
+    struct quiet_arg a = {
+        &ctx->done[e], __atomic_load_n(&ctx->issued[e], __ATOMIC_ACQUIRE)};
+    if (__atomic_load_n(a.done, __ATOMIC_ACQUIRE) >= a.target)
+        return;
+    dsm_backoff_t b = {0};
+    while (!quiet_reached(&a))
+        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, quiet_reached, &a);
+}
+
 void dsm_rt_quiet(dsm_ctx_t *ctx)
 {
-    for (int e = 0; e < dsm_rt.nengines; e++) {
-        struct quiet_arg a = {
-            &ctx->done[e], __atomic_load_n(&ctx->issued[e], __ATOMIC_ACQUIRE)};
-        if (__atomic_load_n(a.done, __ATOMIC_ACQUIRE) >= a.target)
-            continue;
-        dsm_backoff_t b = {0};
-        while (!quiet_reached(&a))
-            dsm_backoff(&b, &dsm_rt.ctrl->wake_app, quiet_reached, &a);
-    }
+    for (int e = 0; e < dsm_rt.nengines; e++)
+        dsm_rt_quiet_engine(ctx, e);
     /* Direct stores by this thread (inline puts) are ordered before what
      * follows the quiet. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -26,6 +26,20 @@ static inline dsm_ctx_t *dsm_rma_ctx(shmem_ctx_t ctx, const char *routine)
     return (dsm_ctx_t *)ctx;
 }
 
+/* GPU memory is never touched by the CPU: RMA with the device heap on the
+ * symmetric side, or a private GPU buffer (cudaMalloc) on the local side,
+ * always goes to the engines. One load and compare while no device heap
+ * exists (segs[DSM_SEG_DEVICE].size == 0). */
+static inline int dsm_rma_on_device(const void *sym, const void *local)
+{
+    const dsm_seg_t *d = &dsm_rt.segs[DSM_SEG_DEVICE];
+    if (DSM_LIKELY(!d->size))
+        return 0;
+    if ((uintptr_t)sym - (uintptr_t)d->base < d->size)
+        return 1;
+    return dsm_rt_private_device(local);
+}
+
 /* Hand one command to the engine with affinity to pe. ctx != NULL: counted
  * for the context's quiet; flag != NULL: set when it retires. */
 static inline void dsm_rma_issue(dsm_ctx_t *ctx, uint64_t *flag, int pe,
@@ -54,7 +68,8 @@ static inline void dsm_rma_put(shmem_ctx_t ctx, void *dest, const void *src,
     if (DSM_UNLIKELY(!len))
         return;
     char *r = dsm_rt_xlate(routine, dest, len, pe);
-    if (DSM_LIKELY(len <= dsm_rt.inline_max)) {
+    if (DSM_LIKELY(len <= dsm_rt.inline_max) &&
+        !dsm_rma_on_device(dest, src)) {
         memcpy(r, src, len);
         return;
     }
@@ -71,7 +86,8 @@ static inline void dsm_rma_get(shmem_ctx_t ctx, void *dest, const void *src,
     if (DSM_UNLIKELY(!len))
         return;
     const char *r = dsm_rt_xlate(routine, src, len, pe);
-    if (DSM_LIKELY(len <= dsm_rt.inline_max)) {
+    if (DSM_LIKELY(len <= dsm_rt.inline_max) &&
+        !dsm_rma_on_device(src, dest)) {
         memcpy(dest, r, len);
         return;
     }
@@ -89,6 +105,12 @@ static inline void dsm_rma_put_nbi(shmem_ctx_t ctx, void *dest,
     if (DSM_UNLIKELY(!len))
         return;
     char *r = dsm_rt_xlate(routine, dest, len, pe);
+    /* Completing at issue is a valid nbi completion; below the measured
+     * crossover the engine's hand-off costs more than the copy. */
+    if (len <= dsm_rt.nbi_inline_max && !dsm_rma_on_device(dest, src)) {
+        memcpy(r, src, len);
+        return;
+    }
     dsm_rma_issue(c, NULL, pe, src, r, len);
 }
 
@@ -101,6 +123,10 @@ static inline void dsm_rma_get_nbi(shmem_ctx_t ctx, void *dest,
     if (DSM_UNLIKELY(!len))
         return;
     const char *r = dsm_rt_xlate(routine, src, len, pe);
+    if (len <= dsm_rt.nbi_inline_max && !dsm_rma_on_device(src, dest)) {
+        memcpy(dest, r, len);
+        return;
+    }
     dsm_rma_issue(c, NULL, pe, r, dest, len);
 }
 

@@ -43,8 +43,19 @@ typedef struct dsm_ctrl {
     uint64_t barrier[DSM_BARRIER_ROUNDS] DSM_ALIGNED_CL;
 } dsm_ctrl_t;
 
-/* Bytes at the end of the heap segment reserved for the runtime. */
-#define DSM_INTERNAL_SIZE (1u << 20)
+/* Bytes at the end of the heap segment reserved for the runtime: the
+ * control page, then DSM_TEAM_SLOTS team slots (src/coll/coll.h), each a
+ * header of exchange words and one signal word per PE and channel (2), so
+ * the area grows with the job: about 1 MiB at 1024 PEs. */
+#define DSM_INTERNAL_CTRL_BYTES 4096u
+#define DSM_TEAM_SLOTS 64
+#define DSM_SLOT_HDR_WORDS 8
+#define DSM_SLOT_BYTES(npes)                                                   \
+    DSM_ALIGN_UP(((size_t)DSM_SLOT_HDR_WORDS + 2 * (size_t)(npes)) *          \
+                     sizeof(uint64_t),                                         \
+                 (size_t)DSM_CACHELINE)
+#define DSM_INTERNAL_SIZE(npes)                                                \
+    ((size_t)DSM_INTERNAL_CTRL_BYTES + DSM_TEAM_SLOTS * DSM_SLOT_BYTES(npes))
 
 struct dsm_rt {
     int initialized; /* shmem_init calls not yet matched by finalize */
@@ -66,6 +77,7 @@ struct dsm_rt {
     dsm_sdma_t *sdma;
     int nengines;
     size_t inline_max;
+    size_t nbi_inline_max;
 };
 
 extern struct dsm_rt dsm_rt;
@@ -126,6 +138,7 @@ static inline int dsm_rt_engine_of(int pe)
 
 /* ---- ordering and waiting ---- */
 void dsm_rt_quiet(dsm_ctx_t *ctx);
+void dsm_rt_quiet_engine(dsm_ctx_t *ctx, int engine);
 void dsm_rt_sync_all(void);
 /* Wait until cond(arg); wakes on writes into this PE's memory. */
 void dsm_rt_wait(int (*cond)(void *), void *arg);

@@ -138,19 +138,36 @@ static dsm_status_t seg_create_heap(dsm_seg_t *s, size_t user, size_t total)
                       total, strerror(errno));
         return DSM_ERR_NOMEM;
     }
-    s->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+    /* Base aligned to DSM_HEAP_BASE_ALIGN, so that an offset aligned by the
+     * allocator is an address aligned as much (shmem_align). Reserve, then
+     * map the memfd over the aligned part and give back the rest. */
+    size_t span = total + DSM_HEAP_BASE_ALIGN;
+    char *res = mmap(NULL, span, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (res == MAP_FAILED)
+        goto map_failed;
+    char *base = (char *)DSM_ALIGN_UP((uintptr_t)res, DSM_HEAP_BASE_ALIGN);
+    s->base = mmap(base, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                   s->fd, 0);
     if (s->base == MAP_FAILED) {
-        dsm_log_error("shmem_init: cannot map a symmetric heap of %zu bytes: "
-                      "%s (lower SHMEM_SYMMETRIC_SIZE)",
-                      total, strerror(errno));
-        s->base = NULL;
-        return DSM_ERR_NOMEM;
+        munmap(res, span);
+        goto map_failed;
     }
+    if (base > res)
+        munmap(res, (size_t)(base - res));
+    if (res + span > base + total)
+        munmap(base + total, (size_t)(res + span - (base + total)));
     /* The user part; the internal area after it is reached through
      * dsm_rt.ctrl/peer_ctrl, never through user addresses. */
     s->size = user;
     s->map_size = total;
     return DSM_OK;
+
+map_failed:
+    dsm_log_error("shmem_init: cannot map a symmetric heap of %zu bytes: %s "
+                  "(lower SHMEM_SYMMETRIC_SIZE)", total, strerror(errno));
+    s->base = NULL;
+    return DSM_ERR_NOMEM;
 }
 
 static dsm_status_t seg_create_static(dsm_seg_t *s)
@@ -182,14 +199,13 @@ dsm_status_t dsm_rt_segments_init(void)
     const dsm_boot_ops_t *b = dsm_rt.boot_ops;
     const int n = dsm_rt.npes, me = dsm_rt.me;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t user = DSM_ALIGN_UP((size_t)dsm_env.symmetric_size, page);
-    size_t total = user + DSM_INTERNAL_SIZE;
+    size_t user = DSM_ALIGN_UP(DSM_MAX((size_t)dsm_env.symmetric_size, page),
+                               page);
+    size_t total = user + DSM_ALIGN_UP(DSM_INTERNAL_SIZE(n), page);
     seg_info_t mine = {0}, theirs;
     dsm_status_t st;
     int i, pe;
 
-    if (!user)
-        user = page;
     for (i = 0; i < 2; i++) {
         dsm_rt.segs[i].peer = calloc((size_t)n, sizeof(char *));
         dsm_rt.segs[i].fd = -1;
@@ -268,8 +284,11 @@ boot_err:
 
 void dsm_rt_segments_fini(void)
 {
+    dsm_rt_device_fini(); /* gpu.c: GPU views of the segments go first */
     for (int i = 0; i < dsm_rt.nsegs; i++) {
         dsm_seg_t *s = &dsm_rt.segs[i];
+        if (i == DSM_SEG_DEVICE) /* GPU memory: gpu.c, above */
+            continue;
         for (int pe = 0; pe < dsm_rt.npes; pe++)
             if (s->peer[pe] && pe != dsm_rt.me)
                 munmap(s->peer[pe], s->map_size);

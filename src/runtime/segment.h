@@ -10,11 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "status.h"
+
 #define DSM_SEG_MAX 4
 
 typedef enum {
     DSM_SEG_HEAP = 0, /* symmetric heap + the runtime's internal area */
     DSM_SEG_STATIC,   /* the executable's .data/.bss */
+    DSM_SEG_DEVICE,   /* the device heap in GPU memory (gpu.c); its index in
+                       * dsm_rt.segs is its kind; size 0 when absent */
 } dsm_seg_kind_t;
 
 typedef struct dsm_seg {
@@ -33,5 +37,21 @@ int dsm_seg_static_range(char **start, size_t *len);
 /* Move [start, start+len) onto a new memfd mapped shared at the same
  * address, contents preserved. Returns the fd or -1 (errno set). */
 int dsm_seg_static_remap(char *start, size_t len);
+
+/* ---- GPU memory (gpu.c; no-ops without the cuda backend) ---- */
+struct dsm_heap;
+/* Before the sdma layer opens: tell the cuda backend the local rank. */
+void dsm_rt_device_pre_open(void);
+/* After it opened: register host segments for the GPU, create and map the
+ * device heap (SHMEM_DEVICE_HEAP_SIZE) of every local PE. */
+dsm_status_t dsm_rt_device_init(void);
+void dsm_rt_device_seg_fini(dsm_seg_t *s);
+/* At finalize, before the host segments go: unregister them, unmap the
+ * device heap. */
+void dsm_rt_device_fini(void);
+/* The device heap's allocator, or NULL when there is no device heap. */
+struct dsm_heap *dsm_rt_device_heap(void);
+/* 1 when p (not symmetric) is GPU memory, e.g. a cudaMalloc'ed buffer. */
+int dsm_rt_private_device(const void *p);
 
 #endif /* DSM_SEGMENT_H */

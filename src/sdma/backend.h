@@ -77,7 +77,7 @@ struct dsm_sdma {
 };
 
 extern const dsm_sdma_backend_ops_t dsm_sdma_cpu_ops;
-#ifdef DSM_HAVE_CUDA
+#ifdef DSM_BUILD_CUDA
 extern const dsm_sdma_backend_ops_t dsm_sdma_cuda_ops;
 #endif
 #ifdef DSM_HAVE_HSA

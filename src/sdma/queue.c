@@ -115,3 +115,30 @@ uint64_t dsm_sdma_queue_completed(dsm_sdma_queue_t *q)
 {
     return q->sdma->ops->poll(q, 0);
 }
+
+uint64_t dsm_sdma_queue_help(dsm_sdma_queue_t *q)
+{
+    return q->sdma->ops->poll(q, 1);
+}
+
+dsm_status_t dsm_sdma_queue_cancel(dsm_sdma_queue_t *q)
+{
+    dsm_sdma_t *s = q->sdma;
+    uint64_t c, i;
+
+    if (!(s->ops->caps(s) & DSM_SDMA_CAP_CANCEL))
+        return DSM_ERR_UNSUPPORTED;
+    pthread_mutex_lock(&q->lock);
+    /* The engine re-reads only ring[completed] (the blocked WAIT); later
+     * slots are read once it passes, after the caller's releasing store. */
+    c = __atomic_load_n(&q->completed, __ATOMIC_ACQUIRE);
+    for (i = c + 1; i < q->tail; i++) {
+        dsm_cmd_t *cmd = &q->ring[i & (q->depth - 1)];
+        cmd->op = DSM_CMD_NOP;
+        cmd->wake = NULL;
+        cmd->wake_app = NULL;
+    }
+    pthread_mutex_unlock(&q->lock);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return DSM_OK;
+}

@@ -13,7 +13,7 @@
 /* Probe order: the first backend whose probe succeeds wins unless
  * SHMEM_SDMA_BACKEND names one. cpu is always last and always works. */
 static const dsm_sdma_backend_ops_t *const backends[] = {
-#ifdef DSM_HAVE_CUDA
+#ifdef DSM_BUILD_CUDA
     &dsm_sdma_cuda_ops,
 #endif
 #ifdef DSM_HAVE_HSA

@@ -114,6 +114,9 @@ typedef struct dsm_sdma_backend_ops dsm_sdma_backend_ops_t;
 /* The backend's engine threads take the proxy's role (drain requests,
  * retire), so no separate proxy thread is needed. */
 #define DSM_SDMA_CAP_ENGINE_PROXY (1u << 6)
+/* Posted commands stay in the ring until executed, so work no engine has
+ * started can still be rewritten (dsm_sdma_queue_cancel). */
+#define DSM_SDMA_CAP_CANCEL (1u << 7)
 
 typedef struct dsm_sdma_config {
     int engines;        /* engines (queues for RMA) per process */
@@ -159,6 +162,16 @@ int dsm_sdma_progress(dsm_sdma_t *s, int help);
 void dsm_sdma_queue_wait(dsm_sdma_queue_t *q, uint64_t seq);
 /* Completed sequence of q, without waiting. */
 uint64_t dsm_sdma_queue_completed(dsm_sdma_queue_t *q);
+/* Completed sequence of q after letting the calling thread execute what is
+ * runnable in q itself, where the backend allows (cpu). Cheaper than
+ * dsm_sdma_progress for a waiter that cares about one queue. */
+uint64_t dsm_sdma_queue_help(dsm_sdma_queue_t *q);
+/* Turn every command of q after the one the engine is blocked on into a
+ * NOP. Only for a queue parked at a WAIT that nothing will satisfy yet (an
+ * unfired gated chain); the caller then satisfies that WAIT so the queue
+ * drains without effect. DSM_ERR_UNSUPPORTED when the backend has already
+ * handed the commands to hardware (no DSM_SDMA_CAP_CANCEL). */
+dsm_status_t dsm_sdma_queue_cancel(dsm_sdma_queue_t *q);
 
 /* Fire a trigger: the store that starts chains waiting on word. */
 void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,

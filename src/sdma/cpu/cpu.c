@@ -269,7 +269,8 @@ static uint32_t cpu_caps(const dsm_sdma_t *s)
     (void)s;
     return DSM_SDMA_CAP_BCAST_NATIVE | DSM_SDMA_CAP_SWAP_NATIVE |
            DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_INLINE_HELP |
-           DSM_SDMA_CAP_SIGNAL_ADD | DSM_SDMA_CAP_ENGINE_PROXY;
+           DSM_SDMA_CAP_SIGNAL_ADD | DSM_SDMA_CAP_ENGINE_PROXY |
+           DSM_SDMA_CAP_CANCEL;
 }
 
 const dsm_sdma_backend_ops_t dsm_sdma_cpu_ops = {

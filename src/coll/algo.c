@@ -1,0 +1,129 @@
+/*
+ * Variant choice for the chain collectives: SHMEM_FCOLLECT_ALGORITHM and
+ * SHMEM_ALLTOALL_ALGORITHM force one; auto picks by size from crossovers
+ * measured with bench/coll_bench on this project's machines
+ * (docs/PERFORMANCE.md, "Collectives"); SHMEM_COLL_DIRECT_MAX,
+ * SHMEM_FCOLLECT_PCPY_MIN and SHMEM_ALLTOALL_PCPY_MIN move them.
+ */
+#include "coll/chain.h"
+
+#include <string.h>
+
+/* Measured crossovers (2 cores, cpu backend, 2 and 4 PEs; PERFORMANCE.md).
+ * direct: up to this many bytes per peer the caller's own loads/stores
+ * beat handing commands to a queue, even one the caller executes itself.
+ * pcpy: from this size one queue per peer wins over one queue for all. */
+#define DIRECT_MAX_CPU (64u << 10)
+#define AG_PCPY_MIN (4u << 10)
+#define A2A_PCPY_MIN (4u << 10)
+/* alltoalls: elements up to this size are copied by the CPU (one COPY
+ * command per element costs more than the element). */
+#define STRIDED_CPU_MAX 256u
+
+dsm_coll_tune_t dsm_coll_tune;
+static pthread_once_t tune_once = PTHREAD_ONCE_INIT;
+static const char *tune_error;
+
+static const char *const algo_names[] = {
+#define DSM_ALGO_STR(name, str) str,
+    DSM_ALGO_LIST(DSM_ALGO_STR)
+#undef DSM_ALGO_STR
+};
+
+const char *dsm_algo_name(dsm_algo_t a)
+{
+    return (unsigned)a < DSM_ALGO_LAST ? algo_names[a] : "?";
+}
+
+static int parse_algo(const char *v, dsm_algo_t *out)
+{
+    for (int i = 0; i < DSM_ALGO_LAST; i++)
+        if (!strcmp(v, algo_names[i])) {
+            *out = (dsm_algo_t)i;
+            return 1;
+        }
+    return 0;
+}
+
+static size_t size_or(uint64_t v, size_t def)
+{
+    return v == UINT64_MAX ? def : (size_t)v;
+}
+
+static void tune_read(void)
+{
+    dsm_coll_tune_t *t = &dsm_coll_tune;
+    int cpu = !strcmp(dsm_sdma_backend_name(dsm_rt.sdma), "cpu");
+
+    if (!parse_algo(dsm_env.fcollect_algorithm, &t->ag))
+        tune_error = "SHMEM_FCOLLECT_ALGORITHM";
+    if (!parse_algo(dsm_env.alltoall_algorithm, &t->a2a))
+        tune_error = "SHMEM_ALLTOALL_ALGORITHM";
+    /* Host memory: the caller's loads and stores beat any engine at small
+     * sizes; measured for the cpu backend, and engines behind PCIe or a
+     * driver (cuda, hsa) start even later. */
+    (void)cpu;
+    t->direct_max = size_or(dsm_env.coll_direct_max, DIRECT_MAX_CPU);
+    t->ag_pcpy_min = size_or(dsm_env.fcollect_pcpy_min, AG_PCPY_MIN);
+    t->a2a_pcpy_min = size_or(dsm_env.alltoall_pcpy_min, A2A_PCPY_MIN);
+    t->strided_cpu_max = STRIDED_CPU_MAX;
+    t->prelaunch_depth = (int)DSM_MAX(1, DSM_MIN(dsm_env.prelaunch_depth, 64));
+    dsm_debug("collectives: fcollect %s, alltoall %s, direct <= %zu B, "
+              "pcpy from %zu B (AG) / %zu B (A2A), prelaunch depth %d",
+              dsm_algo_name(t->ag), dsm_algo_name(t->a2a), t->direct_max,
+              t->ag_pcpy_min, t->a2a_pcpy_min, t->prelaunch_depth);
+}
+
+void dsm_coll_tune_init(void)
+{
+    pthread_once(&tune_once, tune_read);
+    if (DSM_UNLIKELY(tune_error))
+        dsm_rt_fatal("collective", "%s=%s: use auto, pcpy, b2b, %s or direct",
+                     tune_error,
+                     tune_error[6] == 'F' ? dsm_env.fcollect_algorithm
+                                          : dsm_env.alltoall_algorithm,
+                     tune_error[6] == 'F' ? "bcast" : "swap");
+}
+
+dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
+                         int host)
+{
+    const dsm_coll_tune_t *t = &dsm_coll_tune;
+    dsm_algo_t a = kind == DSM_COLL_AG ? t->ag : t->a2a;
+    uint32_t caps = dsm_sdma_caps(dsm_rt.sdma);
+
+    (void)npes;
+    if (a == DSM_ALGO_SWAP && kind == DSM_COLL_AG) {
+        dsm_debug("SHMEM_FCOLLECT_ALGORITHM=swap does not apply to an "
+                  "AllGather; using auto");
+        a = DSM_ALGO_AUTO;
+    } else if (a == DSM_ALGO_BCAST && kind == DSM_COLL_A2A) {
+        dsm_debug("SHMEM_ALLTOALL_ALGORITHM=bcast does not apply to an "
+                  "AlltoAll; using auto");
+        a = DSM_ALGO_AUTO;
+    } else if (a == DSM_ALGO_DIRECT && !host) {
+        dsm_debug("direct collectives need host memory; using auto");
+        a = DSM_ALGO_AUTO;
+    } else if ((a == DSM_ALGO_BCAST && !(caps & DSM_SDMA_CAP_BCAST_NATIVE)) ||
+               (a == DSM_ALGO_SWAP && !(caps & DSM_SDMA_CAP_SWAP_NATIVE))) {
+        dsm_debug("the %s backend has no native %s command; using pcpy",
+                  dsm_sdma_backend_name(dsm_rt.sdma), dsm_algo_name(a));
+        a = DSM_ALGO_PCPY;
+    }
+    if (a != DSM_ALGO_AUTO)
+        return a;
+    if (host && nbytes <= t->direct_max)
+        return DSM_ALGO_DIRECT;
+    if (nbytes < (kind == DSM_COLL_AG ? t->ag_pcpy_min : t->a2a_pcpy_min))
+        return DSM_ALGO_B2B;
+    return DSM_ALGO_PCPY;
+}
+
+int dsm_coll_host(const void *dest, const void *src)
+{
+    const dsm_seg_t *g = &dsm_rt.segs[DSM_SEG_DEVICE];
+    if (dsm_rt.nsegs <= DSM_SEG_DEVICE || !g->size)
+        return 1;
+    return (uintptr_t)dest - (uintptr_t)g->base >= g->size &&
+           (uintptr_t)src - (uintptr_t)g->base >= g->size;
+}

@@ -1,0 +1,159 @@
+/*
+ * AlltoAll: shmem_alltoall (block j of my source to member j's dest at my
+ * index) and shmem_alltoalls (the same with element strides), typed and
+ * mem forms, over a team, as chains of chain.c.
+ *
+ * alltoalls with strides moves nelems separate elements per peer: one COPY
+ * command each on the chain variants, or CPU copies on the direct path,
+ * which auto takes for elements up to dsm_coll_tune.strided_cpu_max bytes
+ * (a command costs more than a small element; PERFORMANCE.md).
+ */
+#include "coll/chain.h"
+
+#include <string.h>
+
+static void check_overlap(const char *routine, const char *dest,
+                          const char *src, size_t dspan, size_t sspan)
+{
+    if (src < dest + dspan && dest < src + sspan)
+        dsm_rt_fatal(routine, "source and dest overlap (not allowed for "
+                     "alltoall)");
+}
+
+static void a2a_run(dsm_team_t *t, char *dest, const char *src,
+                    size_t elem, size_t nelems, ptrdiff_t dstr,
+                    ptrdiff_t sstr, int strided, const char *routine)
+{
+    const int n = t->size, me = t->my_idx;
+    /* Bytes of one block as laid out in dest and in source. */
+    const size_t dblk = strided ? nelems * (size_t)dstr : nelems * elem;
+    const size_t sblk = strided ? nelems * (size_t)sstr : nelems * elem;
+    const size_t dlast = strided ? (nelems - 1) * (size_t)dstr + elem : dblk;
+    const size_t len = strided ? elem : nelems * elem;
+    const size_t count = strided ? nelems : 1;
+    dsm_algo_t algo;
+    dsm_plan_t p;
+
+    check_overlap(routine, dest, src, dblk * (size_t)n, sblk * (size_t)n);
+    if (strided) {
+        algo = dsm_coll_tune.a2a;
+        if (algo == DSM_ALGO_SWAP) {
+            dsm_debug("%s: swap needs contiguous blocks; using pcpy", routine);
+            algo = DSM_ALGO_PCPY;
+        }
+        if (algo == DSM_ALGO_AUTO)
+            algo = elem <= dsm_coll_tune.strided_cpu_max
+                       ? DSM_ALGO_DIRECT
+                       : dsm_coll_algo(DSM_COLL_A2A, nelems * elem, n,
+                                       dsm_coll_host(dest, src));
+    } else {
+        algo = dsm_coll_algo(DSM_COLL_A2A, len, n, dsm_coll_host(dest, src));
+    }
+    if (n == 1) {
+        dsm_part_t x = {.src = src, .dst = dest, .len = len, .count = count,
+                        .sstr = sstr, .dstr = dstr};
+        for (size_t k = 0; k < x.count; k++)
+            memcpy(x.dst + (ptrdiff_t)k * x.dstr,
+                   x.src + (ptrdiff_t)k * x.sstr, x.len);
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    p = (dsm_plan_t){
+        .t = t,
+        .kind = DSM_COLL_A2A,
+        .algo = algo,
+        .routine = routine,
+        .local = {.m = me, .src = src + (size_t)me * sblk,
+                  .dst = dest + (size_t)me * dblk, .len = len,
+                  .count = count, .sstr = sstr, .dstr = dstr},
+        .np = n - 1,
+        .peer = dsm_plan_peers(n - 1),
+    };
+    for (int i = 0; i < n - 1; i++) {
+        int m = (me + 1 + i) % n;
+        char *d = dsm_rt_xlate(routine, dest + (size_t)me * dblk, dlast,
+                               dsm_team_pe(t, m));
+        p.peer[i] = (dsm_part_t){
+            .m = m,
+            .src = src + (size_t)m * sblk,
+            .dst = d,
+            .len = len,
+            .count = count,
+            .sstr = sstr,
+            .dstr = dstr,
+            .ldst = dest + (size_t)m * dblk,
+        };
+    }
+    dsm_plan_sigvals(&p);
+    dsm_chain_run(&p);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void dsm_coll_alltoall(dsm_team_t *t, void *dest, const void *src,
+                       size_t nbytes)
+{
+    dsm_coll_tune_init();
+    if (!nbytes)
+        return;
+    a2a_run(t, dest, src, 1, nbytes, 1, 1, 0, "shmem_alltoall");
+}
+
+void dsm_coll_alltoalls(dsm_team_t *t, void *dest, const void *src,
+                        ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        size_t elem_size)
+{
+    static const char routine[] = "shmem_alltoalls";
+
+    dsm_coll_tune_init();
+    if (!nelems || !elem_size)
+        return;
+    if (dst < 1 || sst < 1)
+        dsm_rt_fatal(routine, "strides must be >= 1 (dst %td, sst %td)", dst,
+                     sst);
+    if (dst == 1 && sst == 1) {
+        a2a_run(t, dest, src, elem_size, nelems, 1, 1, 0, routine);
+        return;
+    }
+    a2a_run(t, dest, src, elem_size, nelems, dst * (ptrdiff_t)elem_size,
+            sst * (ptrdiff_t)elem_size, 1, routine);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+int pshmem_alltoallmem(shmem_team_t team, void *dest, const void *source,
+                       size_t nelems)
+{
+    dsm_coll_alltoall(dsm_team_check(team, "shmem_alltoallmem"), dest, source,
+                      nelems);
+    return 0;
+}
+DSM_WEAK(alltoallmem)
+
+int pshmem_alltoallsmem(shmem_team_t team, void *dest, const void *source,
+                        ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
+{
+    dsm_coll_alltoalls(dsm_team_check(team, "shmem_alltoallsmem"), dest,
+                       source, dst, sst, nelems, 1);
+    return 0;
+}
+DSM_WEAK(alltoallsmem)
+
+#define DSM_A2A_T(T, N)                                                        \
+    int pshmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source,    \
+                              size_t nelems)                                   \
+    {                                                                          \
+        dsm_coll_alltoall(dsm_team_check(team, "shmem_" #N "_alltoall"),      \
+                          dest, source, nelems * sizeof(T));                   \
+        return 0;                                                              \
+    }                                                                          \
+    DSM_WEAK(N##_alltoall)                                                     \
+    int pshmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source,   \
+                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems)    \
+    {                                                                          \
+        dsm_coll_alltoalls(dsm_team_check(team, "shmem_" #N "_alltoalls"),    \
+                           dest, source, dst, sst, nelems, sizeof(T));         \
+        return 0;                                                              \
+    }                                                                          \
+    DSM_WEAK(N##_alltoalls)
+SHMEM_TYPES_RMA(DSM_A2A_T)
+#undef DSM_A2A_T

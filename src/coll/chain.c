@@ -1,0 +1,425 @@
+/*
+ * Building, posting and waiting for the command chains of the data-moving
+ * collectives (see chain.h for the protocol).
+ *
+ * Shared chain queues: up to DSM_CHAIN_MAXQ queues per process, created on
+ * first use and spread over the engines. Blocking collectives post on them
+ * and wait until their chains completed, so a queue never holds a chain
+ * that waits on a trigger nobody will fire. Persistent requests own their
+ * queues (persistent.c): their gated chains would block everything behind
+ * them.
+ *
+ * On the cpu backend the caller executes its own chains while it waits
+ * (dsm_sdma_queue_help), so a small collective runs in the caller's thread
+ * and the engine threads take over what the caller does not get to.
+ */
+#include "coll/chain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static dsm_sdma_queue_t *pool[DSM_CHAIN_MAXQ];
+static dsm_sdma_t *pool_sdma; /* the layer instance the pool belongs to */
+
+/* Shared chain queue i (created on first use; engine i mod engines). */
+static dsm_sdma_queue_t *chain_queue(int i)
+{
+    dsm_sdma_queue_t *q;
+
+    if (DSM_LIKELY(pool_sdma == dsm_rt.sdma && pool[i]))
+        return pool[i];
+    pthread_mutex_lock(&pool_lock);
+    if (pool_sdma != dsm_rt.sdma) {
+        /* A new init: the old layer freed its queues at close. */
+        memset(pool, 0, sizeof(pool));
+        pool_sdma = dsm_rt.sdma;
+    }
+    if (!pool[i]) {
+        dsm_status_t st = dsm_sdma_queue_create(
+            dsm_rt.sdma, i % dsm_rt.nengines, &q);
+        if (st != DSM_OK) {
+            pthread_mutex_unlock(&pool_lock);
+            dsm_rt_fatal("collective", "cannot create a DMA chain queue: %s",
+                         dsm_status_str(st));
+        }
+        pool[i] = q;
+    }
+    q = pool[i];
+    pthread_mutex_unlock(&pool_lock);
+    return q;
+}
+
+/* ------------------------------------------------------------ storage */
+
+static __thread dsm_part_t *tls_peers;
+static __thread int tls_npeers;
+
+dsm_part_t *dsm_plan_peers(int np)
+{
+    if (np > tls_npeers) {
+        dsm_part_t *p = realloc(tls_peers, (size_t)np * sizeof(*p));
+        if (!p)
+            dsm_rt_fatal("collective", "out of memory for %d peers", np);
+        tls_peers = p;
+        tls_npeers = np;
+    }
+    return tls_peers;
+}
+
+/* Command list under construction (one queue's chain at a time). */
+typedef struct cmdbuf {
+    dsm_cmd_t *c;
+    size_t n, cap;
+} cmdbuf_t;
+static __thread cmdbuf_t tls_cb;
+
+static inline void cb_push(cmdbuf_t *b, const dsm_cmd_t *c)
+{
+    if (DSM_UNLIKELY(b->n == b->cap)) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        dsm_cmd_t *n = realloc(b->c, cap * sizeof(*n));
+        if (!n)
+            dsm_rt_fatal("collective", "out of memory for a command chain");
+        b->c = n;
+        b->cap = cap;
+    }
+    b->c[b->n++] = *c;
+}
+
+static inline void cb_wait(cmdbuf_t *b, uint64_t *word, uint64_t v)
+{
+    dsm_cmd_t c = {.op = DSM_CMD_WAIT, .u.sig = {word, v}};
+    cb_push(b, &c);
+}
+
+/* SIGNAL into member m's word: wakes its engines (a chain may be parked on
+ * the word) and its application threads (a waiter may sleep on it). */
+static inline void cb_signal(cmdbuf_t *b, dsm_team_t *t, int m, uint64_t v)
+{
+    int pe = dsm_team_pe(t, m);
+    dsm_cmd_t c = {
+        .op = DSM_CMD_SIGNAL,
+        .u.sig = {dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v},
+        .wake = &dsm_rt.peer_ctrl[pe]->wake,
+        .wake_app = &dsm_rt.peer_ctrl[pe]->wake_app,
+    };
+    cb_push(b, &c);
+}
+
+static inline void cb_copy(cmdbuf_t *b, const dsm_part_t *x)
+{
+    dsm_cmd_t c = {.op = DSM_CMD_COPY};
+    for (size_t k = 0; k < x->count; k++) {
+        c.u.copy.src = x->src + (ptrdiff_t)k * x->sstr;
+        c.u.copy.dst = x->dst + (ptrdiff_t)k * x->dstr;
+        c.u.copy.len = x->len;
+        cb_push(b, &c);
+    }
+}
+
+/* The CPU form of a signal (ready at entry, direct path). engines = 0
+ * when no chain of the peer can be parked on the word (every member runs
+ * the direct path): waking an idle engine thread costs a system call and,
+ * on a small node, a core. */
+static inline void cpu_signal(dsm_team_t *t, int m, uint64_t v, int engines)
+{
+    int pe = dsm_team_pe(t, m);
+    __atomic_store_n(dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v,
+                     __ATOMIC_RELEASE);
+    if (engines)
+        dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake);
+    dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake_app);
+}
+
+static inline void part_memcpy(const dsm_part_t *x)
+{
+    if (x->count == 1) {
+        memmove(x->dst, x->src, x->len);
+        return;
+    }
+    for (size_t k = 0; k < x->count; k++)
+        memcpy(x->dst + (ptrdiff_t)k * x->dstr,
+               x->src + (ptrdiff_t)k * x->sstr, x->len);
+}
+
+/* ------------------------------------------------------------ layout */
+
+/* Broadcast pairs: destination slots 0..nd-1 where slot 0 is the local
+ * part when there is one, then the peers. Pair k = slots 2k, 2k+1. */
+static int bcast_slots(const dsm_plan_t *p)
+{
+    return p->np + (p->local.len ? 1 : 0);
+}
+
+static const dsm_part_t *bcast_slot(const dsm_plan_t *p, int s)
+{
+    if (p->local.len)
+        return s == 0 ? &p->local : &p->peer[s - 1];
+    return &p->peer[s];
+}
+
+int dsm_chain_nqueues(const dsm_plan_t *p)
+{
+    int n;
+    switch (p->algo) {
+    case DSM_ALGO_B2B:
+        return 1;
+    case DSM_ALGO_BCAST:
+        n = (bcast_slots(p) + 1) / 2;
+        break;
+    case DSM_ALGO_DIRECT:
+        return 0;
+    default:
+        n = p->np;
+        break;
+    }
+    return DSM_MAX(1, DSM_MIN(n, DSM_CHAIN_MAXQ));
+}
+
+/* Build queue qi's chain into b. gated: trigger WAIT first and the ready
+ * signals in the chain (persistent); else the caller sent them. */
+static void build_queue(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                        uint64_t *trig, uint64_t gate)
+{
+    dsm_team_t *t = p->t;
+    const int gated = trig != NULL;
+    int i;
+
+    if (gated) {
+        cb_wait(b, trig, gate);
+        if (p->algo != DSM_ALGO_SWAP)
+            for (i = qi; i < p->np; i += nq) {
+                if (p->algo == DSM_ALGO_BCAST)
+                    break; /* per pair below */
+                cb_signal(b, t, p->peer[i].m, p->peer[i].rv_out);
+            }
+    }
+
+    switch (p->algo) {
+    case DSM_ALGO_PCPY:
+    case DSM_ALGO_B2B:
+        if (qi == 0 && p->local.len)
+            cb_copy(b, &p->local);
+        for (i = qi; i < p->np; i += nq) {
+            const dsm_part_t *x = &p->peer[i];
+            if (x->len && x->count) {
+                cb_wait(b, dsm_chain_in(t, x->m), x->rv_in);
+                cb_copy(b, x);
+            }
+            cb_signal(b, t, x->m, x->av_out);
+        }
+        break;
+
+    case DSM_ALGO_BCAST: {
+        const int nd = bcast_slots(p);
+        int s;
+        if (gated)
+            for (s = 2 * qi; s < nd; s += 2 * nq)
+                for (int u = s; u < s + 2 && u < nd; u++) {
+                    const dsm_part_t *x = bcast_slot(p, u);
+                    if (x != &p->local)
+                        cb_signal(b, t, x->m, x->rv_out);
+                }
+        for (s = 2 * qi; s < nd; s += 2 * nq) {
+            const dsm_part_t *x = bcast_slot(p, s);
+            const dsm_part_t *y = s + 1 < nd ? bcast_slot(p, s + 1) : NULL;
+            if (x != &p->local && x->len)
+                cb_wait(b, dsm_chain_in(t, x->m), x->rv_in);
+            if (y && y->len)
+                cb_wait(b, dsm_chain_in(t, y->m), y->rv_in);
+            if (y && x->len) {
+                /* Same source, two destinations (AllGather only). */
+                dsm_cmd_t c = {.op = DSM_CMD_BCAST,
+                               .u.copy = {x->src, x->dst, y->dst, x->len}};
+                cb_push(b, &c);
+            } else if (x->len) {
+                cb_copy(b, x);
+            }
+            if (x != &p->local)
+                cb_signal(b, t, x->m, x->av_out);
+            if (y)
+                cb_signal(b, t, y->m, y->av_out);
+        }
+        break;
+    }
+
+    case DSM_ALGO_SWAP:
+        /* Local copy of my block for j into my dest slot j, then the lower
+         * PE of each pair swaps its slot j with j's slot for it once j has
+         * made its own local copy (j's ready). */
+        if (qi == 0 && p->local.len)
+            cb_copy(b, &p->local);
+        for (i = qi; i < p->np; i += nq) {
+            const dsm_part_t *x = &p->peer[i];
+            dsm_part_t mine = *x;
+            mine.dst = x->ldst;
+            cb_copy(b, &mine);
+            cb_signal(b, t, x->m, x->rv_out);
+            if (x->m < t->my_idx) {
+                /* The peer swaps; this arrival only keeps the count. */
+                cb_signal(b, t, x->m, x->av_out);
+                continue;
+            }
+            cb_wait(b, dsm_chain_in(t, x->m), x->rv_in);
+            dsm_cmd_t c = {.op = DSM_CMD_SWAP,
+                           .u.copy = {x->ldst, x->dst, NULL, x->len}};
+            cb_push(b, &c);
+            cb_signal(b, t, x->m, x->av_out);
+        }
+        break;
+
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------ waiting */
+
+struct wait_arg {
+    const dsm_plan_t *p;
+    dsm_sdma_queue_t **q;
+    const uint64_t *seq;
+    int nq;
+    int next_peer; /* arrivals below this one are in */
+    const uint64_t *arr; /* [np] or NULL: p->peer[i].av_in */
+};
+
+static int all_done(void *v)
+{
+    struct wait_arg *a = v;
+    const dsm_plan_t *p = a->p;
+    int i, done = 1;
+
+    for (i = 0; i < a->nq; i++)
+        if (dsm_sdma_queue_help(a->q[i]) < a->seq[i])
+            done = 0;
+    if (!done)
+        return 0;
+    for (; a->next_peer < p->np; a->next_peer++) {
+        const dsm_part_t *x = &p->peer[a->next_peer];
+        uint64_t want = a->arr ? a->arr[a->next_peer] : x->av_in;
+        if (__atomic_load_n(dsm_chain_in(p->t, x->m), __ATOMIC_ACQUIRE) <
+            want)
+            return 0;
+    }
+    return 1;
+}
+
+static void wait_all(struct wait_arg *a)
+{
+    dsm_backoff_t b = {0};
+    while (!all_done(a))
+        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, all_done, a);
+}
+
+/* ------------------------------------------------------------ direct */
+
+struct ready_arg {
+    uint64_t *word;
+    uint64_t v;
+};
+
+static int ready_in(void *v)
+{
+    struct ready_arg *a = v;
+    return __atomic_load_n(a->word, __ATOMIC_ACQUIRE) >= a->v;
+}
+
+/* The same protocol executed by the caller with loads and stores: each
+ * peer's block goes as soon as that peer is ready, in rotation order. */
+static void run_direct(dsm_plan_t *p)
+{
+    dsm_team_t *t = p->t;
+    int i, left = 0;
+
+    if (p->local.len)
+        part_memcpy(&p->local);
+    for (i = 0; i < p->np; i++) {
+        dsm_part_t *x = &p->peer[i];
+        x->count = x->len ? x->count : 0;
+        if (!x->count)
+            cpu_signal(t, x->m, x->av_out, p->mixed);
+        else
+            left++;
+    }
+    while (left) {
+        int moved = 0;
+        for (i = 0; i < p->np; i++) {
+            dsm_part_t *x = &p->peer[i];
+            if (!x->count)
+                continue;
+            struct ready_arg r = {dsm_chain_in(t, x->m), x->rv_in};
+            if (!ready_in(&r)) {
+                if (moved || left > 1)
+                    continue;
+                /* Only this peer is left: wait for it. */
+                dsm_rt_wait(ready_in, &r);
+            }
+            part_memcpy(x);
+            cpu_signal(t, x->m, x->av_out, p->mixed);
+            x->count = 0;
+            left--;
+            moved = 1;
+        }
+        if (!moved && left > 1)
+            dsm_cpu_relax();
+    }
+    struct wait_arg a = {.p = p};
+    wait_all(&a);
+}
+
+/* ------------------------------------------------------------ run */
+
+void dsm_chain_run(dsm_plan_t *p)
+{
+    dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
+    uint64_t seq[DSM_CHAIN_MAXQ];
+    dsm_team_t *t = p->t;
+    cmdbuf_t *b = &tls_cb;
+    int i, nq;
+
+    /* Ready: my dest may be written from now on. The swap variant sends it
+     * from its chain, after the local copies the peer will swap with. */
+    if (p->algo != DSM_ALGO_SWAP)
+        for (i = 0; i < p->np; i++)
+            if (!p->peer[i].ready_sent)
+                cpu_signal(t, p->peer[i].m, p->peer[i].rv_out,
+                           p->algo != DSM_ALGO_DIRECT || p->mixed);
+
+    if (p->algo == DSM_ALGO_DIRECT) {
+        run_direct(p);
+        return;
+    }
+    nq = dsm_chain_nqueues(p);
+    for (i = 0; i < nq; i++) {
+        b->n = 0;
+        build_queue(p, i, nq, b, NULL, 0);
+        q[i] = chain_queue(i);
+        seq[i] = dsm_sdma_post(q[i], b->c, b->n);
+    }
+    struct wait_arg a = {.p = p, .q = q, .seq = seq, .nq = nq};
+    wait_all(&a);
+}
+
+void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
+                          uint64_t *trigger, uint64_t gate, dsm_inst_t *inst)
+{
+    cmdbuf_t *b = &tls_cb;
+    int i;
+
+    for (i = 0; i < p->nq; i++) {
+        b->n = 0;
+        build_queue(p, i, p->nq, b, trigger, gate);
+        inst->seq[i] = dsm_sdma_post(q[i], b->c, b->n);
+    }
+    for (i = 0; i < p->np; i++)
+        inst->arr[i] = p->peer[i].av_in;
+}
+
+void dsm_chain_wait(dsm_plan_t *p, dsm_sdma_queue_t **q, dsm_inst_t *inst)
+{
+    struct wait_arg a = {
+        .p = p, .q = q, .seq = inst->seq, .nq = p->nq, .arr = inst->arr};
+    wait_all(&a);
+}

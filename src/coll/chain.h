@@ -1,0 +1,138 @@
+/*
+ * Data-moving team collectives as DMA command chains (AllGather = fcollect
+ * and collect, AlltoAll(s)), and the plans they are built from.
+ *
+ * A plan lists, for one PE, the block it keeps (local part) and the block
+ * it pushes to each peer (peer parts, peers in rotation order me+1, me+2,
+ * ... so that no two PEs hit the same peer first). Executing a plan:
+ *
+ *   1. ready:   tell every peer "my dest may be written" (pairwise signal
+ *               on the team's DMA channel; a CPU store, or for persistent
+ *               plans a SIGNAL right after the chain's trigger WAIT);
+ *   2. chains:  per queue, for each peer it serves: WAIT(peer's ready),
+ *               COPY (or BCAST/SWAP), SIGNAL(peer's arrival word);
+ *   3. wait:    for the chains' completion (source reusable) and the
+ *               arrivals of every peer (dest complete).
+ *
+ * Every collective moves exactly two signals per ordered pair (ready, then
+ * arrival) and all of them travel through one queue or the caller, so the
+ * peer's word only grows: back-to-back collectives need no reset and no
+ * barrier. The variant only changes which queue carries what.
+ */
+#ifndef DSM_COLL_CHAIN_H
+#define DSM_COLL_CHAIN_H
+
+#include "coll/coll.h"
+
+/* Variants (DMA-Latte) plus the caller-executed direct path. */
+#define DSM_ALGO_LIST(X)                                                       \
+    X(AUTO, "auto")                                                            \
+    X(PCPY, "pcpy")                                                            \
+    X(B2B, "b2b")                                                              \
+    X(BCAST, "bcast")                                                          \
+    X(SWAP, "swap")                                                            \
+    X(DIRECT, "direct")
+
+typedef enum {
+#define DSM_ALGO_ENUM(name, str) DSM_ALGO_##name,
+    DSM_ALGO_LIST(DSM_ALGO_ENUM)
+#undef DSM_ALGO_ENUM
+        DSM_ALGO_LAST
+} dsm_algo_t;
+
+typedef enum { DSM_COLL_AG = 0, DSM_COLL_A2A = 1 } dsm_coll_kind_t;
+
+const char *dsm_algo_name(dsm_algo_t a);
+/* The variant for one call: the forced one (SHMEM_{FCOLLECT,ALLTOALL}_
+ * ALGORITHM) if it applies, else by size. nbytes: bytes each PE sends to
+ * one peer; host: every buffer is host memory. */
+dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
+                         int host);
+
+/* 1 when neither buffer is in GPU memory (the direct path may run). */
+int dsm_coll_host(const void *dest, const void *src);
+
+/* One block: count runs of len bytes, runs sstr/dstr bytes apart. */
+typedef struct dsm_part {
+    int m;          /* team member (the local part: my index) */
+    const char *src; /* in this process */
+    char *dst;       /* as mapped in this process (peer's dest) */
+    size_t len;
+    size_t count;   /* 1: contiguous */
+    ptrdiff_t sstr, dstr;
+    char *ldst;     /* swap: my own dest slot for this peer */
+    /* Pairwise signal values of this call: ready and arrival I send, and
+     * those I expect from the peer. */
+    uint64_t rv_out, av_out, rv_in, av_in;
+    int ready_sent; /* ready already sent (collect's size exchange) */
+} dsm_part_t;
+
+typedef struct dsm_plan {
+    dsm_team_t *t;
+    dsm_coll_kind_t kind;
+    dsm_algo_t algo;
+    const char *routine;
+    dsm_part_t local; /* len 0: nothing to copy (in place) */
+    int np;           /* peers, t->size - 1 */
+    dsm_part_t *peer; /* [np] in rotation order */
+    int nq;           /* queues the chain variant uses */
+    int mixed;        /* members may pick different variants (collect) */
+} dsm_plan_t;
+
+/* Per-call plan storage of the calling thread, grown to np peers. */
+dsm_part_t *dsm_plan_peers(int np);
+/* Take this call's two signals per ordered pair from the team's counters. */
+static inline void dsm_plan_sigvals(dsm_plan_t *p)
+{
+    for (int i = 0; i < p->np; i++) {
+        dsm_part_t *x = &p->peer[i];
+        int k = dsm_team_sig_idx(p->t, DSM_CHAN_DMA, x->m);
+        uint64_t *s = &p->t->sent[k], *r = &p->t->recv[k];
+        x->rv_out = ++*s;
+        x->av_out = ++*s;
+        x->rv_in = ++*r;
+        x->av_in = ++*r;
+        x->ready_sent = 0;
+    }
+}
+
+/* Queues and expected arrivals of one posted instance. */
+#define DSM_CHAIN_MAXQ 16
+typedef struct dsm_inst {
+    uint64_t seq[DSM_CHAIN_MAXQ]; /* completion sequence per queue */
+    uint64_t *arr;                /* [np] arrival value expected per peer */
+} dsm_inst_t;
+
+/* Run a plan now (blocking): ready by the caller, chains on the shared
+ * chain queues (or the direct path), wait. */
+void dsm_chain_run(dsm_plan_t *p);
+
+/* Post one instance of a plan gated by WAIT(*trigger >= gate) on queues
+ * q[0..p->nq-1] (persistent collectives). Fills inst. */
+void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
+                          uint64_t *trigger, uint64_t gate, dsm_inst_t *inst);
+/* Wait for one posted instance: its queues and its arrivals. */
+void dsm_chain_wait(dsm_plan_t *p, dsm_sdma_queue_t **q, dsm_inst_t *inst);
+
+/* Queues a plan's variant spreads over. */
+int dsm_chain_nqueues(const dsm_plan_t *p);
+
+/* My word that receives member m's signals on the DMA channel. */
+static inline uint64_t *dsm_chain_in(dsm_team_t *t, int m)
+{
+    return dsm_team_my_sig(t, DSM_CHAN_DMA, m);
+}
+
+/* Tunables read once (algo.c). */
+typedef struct dsm_coll_tune {
+    dsm_algo_t ag, a2a;     /* forced variant, AUTO = by size */
+    size_t direct_max;      /* auto: direct path up to here (host memory) */
+    size_t ag_pcpy_min;     /* auto AllGather: b2b below, pcpy from here */
+    size_t a2a_pcpy_min;    /* auto AlltoAll: b2b below, pcpy from here */
+    size_t strided_cpu_max; /* alltoalls: element size up to here by CPU */
+    int prelaunch_depth;
+} dsm_coll_tune_t;
+extern dsm_coll_tune_t dsm_coll_tune;
+void dsm_coll_tune_init(void);
+
+#endif /* DSM_COLL_CHAIN_H */

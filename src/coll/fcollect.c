@@ -1,0 +1,195 @@
+/*
+ * AllGather: shmem_fcollect (the same count on every PE) and shmem_collect
+ * (counts may differ), typed and mem forms, over a team, as chains of
+ * chain.c. Member i's block lands at dest + i * nbytes (fcollect) or at
+ * dest + the sum of the counts of members 0..i-1 (collect).
+ *
+ * collect learns the counts from the ready signals themselves: the k-th
+ * collect's ready from a PE with c bytes carries base + 2c + 1 and its
+ * arrival base + 2c + 2, where base is the pair's count before the call, so
+ * both still only grow, and the receiver decodes c from whichever of the
+ * two it reads (parity). No scratch memory and no extra round.
+ */
+#include "coll/chain.h"
+
+#include <string.h>
+
+static const char fc_routine[] = "shmem_fcollect";
+static const char co_routine[] = "shmem_collect";
+
+/* In place (my block already at its place in dest) needs no local copy;
+ * any other overlap of source with dest is erroneous. */
+static size_t local_len(const char *routine, const char *mine,
+                        const char *src, size_t nbytes, const char *dest,
+                        size_t total)
+{
+    if (mine == src)
+        return 0;
+    if (src < dest + total && dest < src + nbytes)
+        dsm_rt_fatal(routine, "source overlaps dest (only source == dest + "
+                     "offset of this PE's block is allowed)");
+    return nbytes;
+}
+
+void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
+                       size_t nbytes)
+{
+    const int n = t->size, me = t->my_idx;
+    char *mine = (char *)dest + (size_t)me * nbytes;
+    dsm_plan_t p;
+
+    dsm_coll_tune_init();
+    if (!nbytes)
+        return;
+    if (n == 1) {
+        if (mine != src)
+            memmove(mine, src, nbytes);
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    p = (dsm_plan_t){
+        .t = t,
+        .kind = DSM_COLL_AG,
+        .algo = dsm_coll_algo(DSM_COLL_AG, nbytes, n,
+                              dsm_coll_host(dest, src)),
+        .routine = fc_routine,
+        .local = {.m = me, .src = src, .dst = mine, .count = 1,
+                  .len = local_len(fc_routine, mine, src, nbytes, dest,
+                                   nbytes * (size_t)n)},
+        .np = n - 1,
+        .peer = dsm_plan_peers(n - 1),
+    };
+    for (int i = 0; i < n - 1; i++) {
+        int m = (me + 1 + i) % n;
+        p.peer[i] = (dsm_part_t){
+            .m = m,
+            .src = src,
+            .dst = dsm_rt_xlate(fc_routine, mine, nbytes, dsm_team_pe(t, m)),
+            .len = nbytes,
+            .count = 1,
+        };
+    }
+    dsm_plan_sigvals(&p);
+    dsm_chain_run(&p);
+    pthread_mutex_unlock(&t->lock);
+}
+
+struct count_arg {
+    const uint64_t *word;
+    uint64_t v;
+};
+
+static int count_in(void *v)
+{
+    struct count_arg *a = v;
+    return __atomic_load_n(a->word, __ATOMIC_ACQUIRE) >= a->v;
+}
+
+void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
+                      size_t nbytes)
+{
+    const int n = t->size, me = t->my_idx;
+    dsm_plan_t p;
+    size_t off = 0, total = nbytes;
+    int i;
+
+    dsm_coll_tune_init();
+    if (n == 1) {
+        if (nbytes && dest != src)
+            memmove(dest, src, nbytes);
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    p = (dsm_plan_t){
+        .t = t,
+        .kind = DSM_COLL_AG,
+        .algo = dsm_coll_algo(DSM_COLL_AG, nbytes, n,
+                              dsm_coll_host(dest, src)),
+        .routine = co_routine,
+        .mixed = 1, /* the variant follows each member's own count */
+        .np = n - 1,
+        .peer = dsm_plan_peers(n - 1),
+    };
+    /* Ready, carrying my count. */
+    for (i = 0; i < n - 1; i++) {
+        dsm_part_t *x = &p.peer[i];
+        int m = (me + 1 + i) % n;
+        uint64_t *s = &t->sent[dsm_team_sig_idx(t, DSM_CHAN_DMA, m)];
+        *x = (dsm_part_t){.m = m, .src = src, .len = nbytes, .count = 1};
+        x->rv_out = *s + 2 * (uint64_t)nbytes + 1;
+        x->av_out = *s = x->rv_out + 1;
+        x->ready_sent = 1;
+        __atomic_store_n(dsm_team_peer_sig(t, DSM_CHAN_DMA, m), x->rv_out,
+                         __ATOMIC_RELEASE);
+        dsm_wake_notify(&dsm_rt.peer_ctrl[dsm_team_pe(t, m)]->wake);
+        dsm_wake_notify(&dsm_rt.peer_ctrl[dsm_team_pe(t, m)]->wake_app);
+    }
+    /* Every peer's count, from its ready (or already its arrival). */
+    for (i = 0; i < n - 1; i++) {
+        dsm_part_t *x = &p.peer[i];
+        uint64_t *r = &t->recv[dsm_team_sig_idx(t, DSM_CHAN_DMA, x->m)];
+        struct count_arg a = {dsm_chain_in(t, x->m), *r + 1};
+        if (!count_in(&a))
+            dsm_rt_wait(count_in, &a);
+        uint64_t d = __atomic_load_n(a.word, __ATOMIC_ACQUIRE) - *r;
+        uint64_t c = (d - 1) / 2; /* ready: 2c + 1, arrival: 2c + 2 */
+        x->rv_in = *r + 2 * c + 1;
+        x->av_in = *r = x->rv_in + 1;
+        total += c;
+        if (x->m < me)
+            off += c;
+    }
+    char *mine = (char *)dest + off;
+    p.local = (dsm_part_t){.m = me, .src = src, .dst = mine, .count = 1,
+                           .len = nbytes ? local_len(co_routine, mine, src,
+                                                     nbytes, dest, total)
+                                         : 0};
+    for (i = 0; i < n - 1; i++) {
+        dsm_part_t *x = &p.peer[i];
+        x->dst = nbytes ? dsm_rt_xlate(co_routine, mine, nbytes,
+                                       dsm_team_pe(t, x->m))
+                        : NULL;
+    }
+    dsm_chain_run(&p);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+int pshmem_fcollectmem(shmem_team_t team, void *dest, const void *source,
+                       size_t nelems)
+{
+    dsm_coll_fcollect(dsm_team_check(team, "shmem_fcollectmem"), dest,
+                      source, nelems);
+    return 0;
+}
+DSM_WEAK(fcollectmem)
+
+int pshmem_collectmem(shmem_team_t team, void *dest, const void *source,
+                      size_t nelems)
+{
+    dsm_coll_collect(dsm_team_check(team, "shmem_collectmem"), dest, source,
+                     nelems);
+    return 0;
+}
+DSM_WEAK(collectmem)
+
+#define DSM_AG_T(T, N)                                                         \
+    int pshmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source,    \
+                              size_t nelems)                                   \
+    {                                                                          \
+        dsm_coll_fcollect(dsm_team_check(team, "shmem_" #N "_fcollect"),      \
+                          dest, source, nelems * sizeof(T));                   \
+        return 0;                                                              \
+    }                                                                          \
+    DSM_WEAK(N##_fcollect)                                                     \
+    int pshmem_##N##_collect(shmem_team_t team, T *dest, const T *source,     \
+                             size_t nelems)                                    \
+    {                                                                          \
+        dsm_coll_collect(dsm_team_check(team, "shmem_" #N "_collect"), dest,  \
+                         source, nelems * sizeof(T));                          \
+        return 0;                                                              \
+    }                                                                          \
+    DSM_WEAK(N##_collect)
+SHMEM_TYPES_RMA(DSM_AG_T)
+#undef DSM_AG_T

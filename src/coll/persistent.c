@@ -1,0 +1,298 @@
+/*
+ * Persistent collectives (shmemx.h): shmemx_fcollectmem_init and
+ * shmemx_alltoallmem_init build a plan once; the request keeps
+ * SHMEM_PRELAUNCH_DEPTH instances posted ahead as chains that start with
+ * WAIT(trigger >= k), so shmemx_req_start is one store to the trigger and
+ * shmemx_req_wait waits for the instance, then posts the next one.
+ *
+ * Each request owns:
+ *  - a private copy of the team (a split with the same members), so its
+ *    pairwise signal words and counts are its own: instances posted ahead
+ *    reserve their signal values at post time, which would collide with any
+ *    other collective of the user's team running in between;
+ *  - its own chain queues: an unfired gated chain blocks its queue, and a
+ *    queue shared with blocking collectives would deadlock them.
+ * The queues come back to a free list at shmemx_req_free (the sdma layer
+ * cannot delete a queue before close). Unfired instances are cancelled:
+ * their commands become NOPs, then the trigger opens the gates. Backends
+ * that cannot rewrite posted work run them instead (a real collective of
+ * the same buffers, which every PE does alike at free).
+ */
+#include "coll/chain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct dsm_coll_req {
+    uint64_t trigger DSM_ALIGNED_CL; /* my engines WAIT(trigger >= k) */
+    dsm_team_t *t;                    /* the private copy of the team */
+    dsm_plan_t plan;
+    dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
+    int depth;
+    uint64_t posted, started, completed; /* instance numbers, from 1 */
+    dsm_inst_t *inst;                    /* [depth], instance k at k % depth */
+    uint64_t *arr;                       /* [depth][np] */
+    const char *routine;
+    uint32_t magic;
+};
+
+#define REQ_MAGIC 0x5e9c0a11u
+
+/* ------------------------------------------------------------ queues */
+
+static pthread_mutex_t fq_lock = PTHREAD_MUTEX_INITIALIZER;
+static dsm_sdma_queue_t *fq[64];
+static int fq_n;
+static dsm_sdma_t *fq_sdma;
+
+static dsm_sdma_queue_t *queue_get(int i, const char *routine)
+{
+    dsm_sdma_queue_t *q = NULL;
+
+    pthread_mutex_lock(&fq_lock);
+    if (fq_sdma != dsm_rt.sdma) {
+        fq_n = 0;
+        fq_sdma = dsm_rt.sdma;
+    }
+    if (fq_n)
+        q = fq[--fq_n];
+    pthread_mutex_unlock(&fq_lock);
+    if (!q) {
+        dsm_status_t st =
+            dsm_sdma_queue_create(dsm_rt.sdma, i % dsm_rt.nengines, &q);
+        if (st != DSM_OK)
+            dsm_rt_fatal(routine, "cannot create a DMA chain queue: %s",
+                         dsm_status_str(st));
+    }
+    return q;
+}
+
+static void queue_put(dsm_sdma_queue_t *q)
+{
+    pthread_mutex_lock(&fq_lock);
+    if (fq_sdma == dsm_rt.sdma && fq_n < (int)DSM_ARRAY_SIZE(fq))
+        fq[fq_n++] = q;
+    pthread_mutex_unlock(&fq_lock);
+}
+
+/* ------------------------------------------------------------ instances */
+
+static void post_next(struct dsm_coll_req *r)
+{
+    uint64_t k = ++r->posted;
+    dsm_inst_t *in = &r->inst[k % (uint64_t)r->depth];
+
+    dsm_plan_sigvals(&r->plan);
+    dsm_chain_post_gated(&r->plan, r->q, &r->trigger, k, in);
+}
+
+static int req_init(shmem_team_t team, void *dest, const void *source,
+                    size_t nbytes, shmemx_req_t *out, dsm_coll_kind_t kind,
+                    const char *routine)
+{
+    dsm_team_t *ut = dsm_team_check(team, routine);
+    struct dsm_coll_req *r;
+    shmem_team_t dup = SHMEM_TEAM_INVALID;
+    const int n = ut->size, me = ut->my_idx;
+    dsm_plan_t *p;
+    int i;
+
+    dsm_coll_tune_init();
+    if (!out)
+        dsm_rt_fatal(routine, "req is NULL");
+    *out = NULL;
+    if (posix_memalign((void **)&r, DSM_CACHELINE, sizeof(*r)))
+        return -1;
+    memset(r, 0, sizeof(*r));
+    r->routine = routine;
+    r->magic = REQ_MAGIC;
+    p = &r->plan;
+    p->kind = kind;
+    p->routine = routine;
+    p->np = n - 1;
+    if (n > 1) {
+        /* Collective over the team, as the init is. */
+        if (pshmem_team_split_strided(team, 0, 1, n, NULL, 0, &dup) ||
+            dup == SHMEM_TEAM_INVALID) {
+            dsm_debug("%s: no team slot left for the request's signals",
+                      routine);
+            free(r);
+            return -1;
+        }
+        r->t = (dsm_team_t *)dup;
+    }
+    p->t = r->t;
+
+    /* Blocks as fcollect/alltoall lay them out. */
+    const char *src = source;
+    char *d = dest;
+    const size_t sblk = kind == DSM_COLL_A2A ? nbytes : 0;
+    p->local = (dsm_part_t){.m = me, .src = src + (size_t)me * sblk,
+                            .dst = d + (size_t)me * nbytes, .len = nbytes,
+                            .count = 1};
+    if (kind == DSM_COLL_AG && p->local.src == p->local.dst)
+        p->local.len = 0; /* in place */
+    p->peer = calloc((size_t)DSM_MAX(p->np, 1), sizeof(dsm_part_t));
+    r->depth = dsm_coll_tune.prelaunch_depth;
+    r->inst = calloc((size_t)r->depth, sizeof(dsm_inst_t));
+    r->arr = calloc((size_t)r->depth * (size_t)DSM_MAX(p->np, 1),
+                    sizeof(uint64_t));
+    if (!p->peer || !r->inst || !r->arr)
+        dsm_rt_fatal(routine, "out of memory for a persistent request");
+    for (i = 0; i < r->depth; i++)
+        r->inst[i].arr = r->arr + (size_t)i * (size_t)DSM_MAX(p->np, 1);
+    if (n == 1) {
+        *out = r;
+        return 0;
+    }
+    for (i = 0; i < p->np; i++) {
+        int m = (me + 1 + i) % n;
+        p->peer[i] = (dsm_part_t){
+            .m = m,
+            .src = src + (size_t)m * sblk,
+            .dst = dsm_rt_xlate(routine, d + (size_t)me * nbytes, nbytes,
+                                dsm_team_pe(r->t, m)),
+            .len = nbytes,
+            .count = 1,
+            .ldst = d + (size_t)m * nbytes,
+        };
+    }
+    /* Always a chain: the direct path has nothing to post ahead. */
+    p->algo = dsm_coll_algo(kind, nbytes, n, 0);
+    p->nq = dsm_chain_nqueues(p);
+    for (i = 0; i < p->nq; i++)
+        r->q[i] = queue_get(i, routine);
+    /* Bounded: a queue full of gated chains would block its producer. */
+    size_t per = 4 * (size_t)n + 4;
+    uint64_t qdepth = (uint64_t)dsm_env.sdma_queue_depth;
+    while (r->depth > 1 && (uint64_t)r->depth * per > qdepth / 2)
+        r->depth--;
+    for (i = 0; i < r->depth; i++)
+        post_next(r);
+    dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
+              "on %d queue(s)", routine, dsm_algo_name(p->algo), n, nbytes,
+              r->depth, p->nq);
+    *out = r;
+    return 0;
+}
+
+static struct dsm_coll_req *req_check(shmemx_req_t req, const char *routine)
+{
+    DSM_CHECK_INIT(routine);
+    if (DSM_UNLIKELY(!req || req->magic != REQ_MAGIC))
+        dsm_rt_fatal(routine, "invalid request handle %p", (void *)req);
+    return req;
+}
+
+static void local_run(struct dsm_coll_req *r)
+{
+    if (r->plan.local.len)
+        memmove(r->plan.local.dst, r->plan.local.src, r->plan.local.len);
+}
+
+static void wait_started(struct dsm_coll_req *r)
+{
+    uint64_t k = r->started;
+    dsm_chain_wait(&r->plan, r->q, &r->inst[k % (uint64_t)r->depth]);
+    r->completed = k;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+int pshmemx_fcollectmem_init(shmem_team_t team, void *dest,
+                             const void *source, size_t nbytes,
+                             shmemx_req_t *req)
+{
+    return req_init(team, dest, source, nbytes, req, DSM_COLL_AG,
+                    "shmemx_fcollectmem_init");
+}
+DSM_WEAKX(fcollectmem_init)
+
+int pshmemx_alltoallmem_init(shmem_team_t team, void *dest,
+                             const void *source, size_t nbytes,
+                             shmemx_req_t *req)
+{
+    return req_init(team, dest, source, nbytes, req, DSM_COLL_A2A,
+                    "shmemx_alltoallmem_init");
+}
+DSM_WEAKX(alltoallmem_init)
+
+int pshmemx_req_start(shmemx_req_t req)
+{
+    struct dsm_coll_req *r = req_check(req, "shmemx_req_start");
+
+    if (r->started != r->completed) {
+        dsm_debug("shmemx_req_start: the request is active (started without "
+                  "shmemx_req_wait)");
+        return -1;
+    }
+    r->started++;
+    if (!r->t) {
+        local_run(r); /* a team of one: done, but active until the wait */
+        return 0;
+    }
+    dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, r->started,
+                     &dsm_rt.ctrl->wake);
+    return 0;
+}
+DSM_WEAKX(req_start)
+
+int pshmemx_req_wait(shmemx_req_t req)
+{
+    struct dsm_coll_req *r = req_check(req, "shmemx_req_wait");
+
+    if (r->started == r->completed)
+        return 0; /* inactive: nothing to wait for */
+    if (!r->t) {
+        r->completed = r->started;
+        return 0;
+    }
+    wait_started(r);
+    post_next(r);
+    return 0;
+}
+DSM_WEAKX(req_wait)
+
+int pshmemx_req_free(shmemx_req_t req)
+{
+    struct dsm_coll_req *r = req_check(req, "shmemx_req_free");
+    int i, cancelled = 1;
+
+    if (r->t) {
+        if (r->started != r->completed)
+            wait_started(r);
+        for (i = 0; i < r->plan.nq; i++)
+            if (dsm_sdma_queue_cancel(r->q[i]) != DSM_OK)
+                cancelled = 0;
+        if (cancelled) {
+            uint64_t seq[DSM_CHAIN_MAXQ];
+            for (i = 0; i < r->plan.nq; i++)
+                seq[i] = r->inst[r->posted % (uint64_t)r->depth].seq[i];
+            dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, UINT64_MAX,
+                             &dsm_rt.ctrl->wake);
+            for (i = 0; i < r->plan.nq; i++) {
+                dsm_backoff_t b = {0};
+                while (dsm_sdma_queue_help(r->q[i]) < seq[i])
+                    dsm_backoff(&b, NULL, NULL, NULL);
+            }
+        } else {
+            /* Every PE runs its posted instances to the end alike. */
+            while (r->started < r->posted) {
+                r->started++;
+                dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, r->started,
+                                 &dsm_rt.ctrl->wake);
+                wait_started(r);
+            }
+        }
+        for (i = 0; i < r->plan.nq; i++)
+            queue_put(r->q[i]);
+        pshmem_team_destroy((shmem_team_t)r->t);
+    }
+    r->magic = 0;
+    free(r->plan.peer);
+    free(r->inst);
+    free(r->arr);
+    free(r);
+    return 0;
+}
+DSM_WEAKX(req_free)

@@ -1,0 +1,150 @@
+/*
+ * Reductions (and the scans of scan.c) compute on the CPU: host memory of
+ * every member is mapped here, so after a barrier (every source is ready)
+ * each member reads all the members' sources in place and reduces them into
+ * a private buffer, block by block so the accumulator stays in cache; a
+ * second barrier (nobody reads a source any more) lets each member write
+ * its own dest, which is why dest == source works. Every member folds the
+ * sources in the same order (member 0, 1, ...), so floating-point results
+ * are the same on every member.
+ */
+#include "coll/coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes reduced per block: the accumulator and one source block stay in
+ * L1/L2 while every member's block is folded in. */
+#define RED_BLOCK (16u << 10)
+
+#define OP_AND(a, b) ((a) & (b))
+#define OP_OR(a, b) ((a) | (b))
+#define OP_XOR(a, b) ((a) ^ (b))
+#define OP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define OP_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define OP_SUM(a, b) ((a) + (b))
+#define OP_PROD(a, b) ((a) * (b))
+
+/* One body per operator function. */
+#define DSM_OP_FN(T, N, OP, EXPR)                                              \
+    void dsm_coll_op_##N##_##OP(void *acc, const void *in, size_t n)          \
+    {                                                                          \
+        T *a = acc;                                                            \
+        const T *b = in;                                                       \
+        for (size_t i = 0; i < n; i++)                                         \
+            a[i] = EXPR(a[i], b[i]);                                           \
+    }
+#define DSM_OP_FN_BIT(T, N)                                                    \
+    DSM_OP_FN(T, N, and, OP_AND)                                               \
+    DSM_OP_FN(T, N, or, OP_OR) DSM_OP_FN(T, N, xor, OP_XOR)
+#define DSM_OP_FN_MINMAX(T, N)                                                 \
+    DSM_OP_FN(T, N, max, OP_MAX) DSM_OP_FN(T, N, min, OP_MIN)
+#define DSM_OP_FN_ARITH(T, N)                                                  \
+    DSM_OP_FN(T, N, sum, OP_SUM) DSM_OP_FN(T, N, prod, OP_PROD)
+SHMEM_TYPES_REDUCE_BIT(DSM_OP_FN_BIT)
+SHMEM_TYPES_REDUCE_MINMAX(DSM_OP_FN_MINMAX)
+SHMEM_TYPES_REDUCE_ARITH(DSM_OP_FN_ARITH)
+
+/* Fold members [lo, hi) of the sources into acc; zeros when the range is
+ * empty (the exclusive scan's first member). */
+static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
+                 size_t esz, dsm_coll_op_t op, int lo, int hi,
+                 const char *routine)
+{
+    const size_t bytes = n * esz;
+    const size_t blk = DSM_MAX(RED_BLOCK / esz, (size_t)1) * esz;
+    const char **in;
+    int m;
+
+    if (lo >= hi) {
+        memset(acc, 0, bytes);
+        return;
+    }
+    in = malloc((size_t)t->size * sizeof(*in));
+    if (!in)
+        dsm_rt_fatal(routine, "out of memory");
+    for (m = lo; m < hi; m++)
+        in[m] = dsm_rt_xlate(routine, src, bytes, t->pes[m]);
+    for (size_t off = 0; off < bytes; off += blk) {
+        size_t len = DSM_MIN(blk, bytes - off);
+        memcpy(acc + off, in[lo] + off, len);
+        for (m = lo + 1; m < hi; m++)
+            op(acc + off, in[m] + off, len / esz);
+    }
+    free(in);
+}
+
+/* The shared skeleton: barrier, fold [lo, hi), barrier, write dest. */
+static void reduce_range(dsm_team_t *t, void *dest, const void *src,
+                         size_t n, size_t esz, dsm_coll_op_t op, int lo,
+                         int hi, const char *routine)
+{
+    char *acc;
+
+    if (!n)
+        return;
+    if (DSM_UNLIKELY(n > SIZE_MAX / esz))
+        dsm_rt_fatal(routine, "%zu elements of %zu bytes overflow", n, esz);
+    acc = malloc(n * esz);
+    if (!acc)
+        dsm_rt_fatal(routine, "out of memory for a %zu-byte reduction "
+                     "buffer", n * esz);
+    pthread_mutex_lock(&t->lock);
+    dsm_team_sync(t);
+    fold(t, acc, src, n, esz, op, lo, hi, routine);
+    dsm_team_sync(t);
+    pthread_mutex_unlock(&t->lock);
+    memcpy(dest, acc, n * esz);
+    free(acc);
+}
+
+void dsm_coll_reduce(dsm_team_t *t, void *dest, const void *src, size_t n,
+                     size_t esz, dsm_coll_op_t op, const char *routine)
+{
+    if (t->size == 1) {
+        if (dest != src && n)
+            memmove(dest, src, n * esz);
+        return;
+    }
+    reduce_range(t, dest, src, n, esz, op, 0, t->size, routine);
+}
+
+void dsm_coll_scan(dsm_team_t *t, void *dest, const void *src, size_t n,
+                   size_t esz, dsm_coll_op_t op, int inclusive,
+                   const char *routine)
+{
+    int hi = t->my_idx + (inclusive ? 1 : 0);
+    if (t->size == 1) {
+        if (!n)
+            return;
+        if (inclusive && dest != src)
+            memmove(dest, src, n * esz);
+        else if (!inclusive)
+            memset(dest, 0, n * esz);
+        return;
+    }
+    reduce_range(t, dest, src, n, esz, op, 0, hi, routine);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+#define DSM_REDUCE_DEF(T, N, OP)                                               \
+    int pshmem_##N##_##OP##_reduce(shmem_team_t team, T *dest,                \
+                                   const T *source, size_t nreduce)            \
+    {                                                                          \
+        static const char routine[] = "shmem_" #N "_" #OP "_reduce";          \
+        dsm_coll_reduce(dsm_team_check(team, routine), dest, source, nreduce,  \
+                        sizeof(T), dsm_coll_op_##N##_##OP, routine);          \
+        return 0;                                                              \
+    }                                                                          \
+    DSM_WEAK(N##_##OP##_reduce)
+#define DSM_REDUCE_BIT(T, N)                                                   \
+    DSM_REDUCE_DEF(T, N, and) DSM_REDUCE_DEF(T, N, or)                        \
+    DSM_REDUCE_DEF(T, N, xor)
+#define DSM_REDUCE_MINMAX(T, N)                                                \
+    DSM_REDUCE_DEF(T, N, max) DSM_REDUCE_DEF(T, N, min)
+#define DSM_REDUCE_ARITH(T, N)                                                 \
+    DSM_REDUCE_DEF(T, N, sum) DSM_REDUCE_DEF(T, N, prod)
+SHMEM_TYPES_REDUCE_BIT(DSM_REDUCE_BIT)
+SHMEM_TYPES_REDUCE_MINMAX(DSM_REDUCE_MINMAX)
+SHMEM_TYPES_REDUCE_ARITH(DSM_REDUCE_ARITH)

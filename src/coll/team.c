@@ -1,0 +1,633 @@
+/*
+ * Teams: the predefined teams, splits, slots, the pairwise signal and the
+ * team barrier, and the internal teams of the deprecated active sets.
+ *
+ * A slot is agreed by the parent team at split: every member publishes its
+ * mask of free slots in the exchange words of the parent's slot, the
+ * members sync, and each ANDs the masks of all members; the lowest slot
+ * free everywhere wins. No signal word of a free slot is ever nonzero
+ * (the area starts zeroed and destroy zeroes a slot after the team's last
+ * barrier), so a new team's first signal can arrive before its receiver
+ * has even built the team object.
+ */
+#include "coll/coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wait.h"
+
+/* The team routines' context constructor (src/runtime/ctx.h). Weak: the
+ * library links, and shmem_team_create_ctx fails cleanly, without it. */
+#if __has_include("ctx.h")
+#include "ctx.h"
+#else
+int dsm_ctx_new(long options, struct dsm_team *team, dsm_ctx_t **out);
+#endif
+#pragma weak dsm_ctx_new
+
+_Static_assert(sizeof(dsm_ctrl_t) <= DSM_INTERNAL_CTRL_BYTES,
+               "the control page outgrew its part of the internal area");
+_Static_assert(DSM_CHAN_MAX == 2, "rt.h DSM_SLOT_BYTES assumes 2 channels");
+_Static_assert(DSM_TEAM_SLOTS <= 64, "slot masks are one uint64_t");
+
+dsm_team_t dsm_team_world, dsm_team_shared;
+DSM_API shmem_team_t SHMEM_TEAM_WORLD = &dsm_team_world;
+DSM_API shmem_team_t SHMEM_TEAM_SHARED = &dsm_team_shared;
+
+/* Slots free on this PE (bit set = free), under slot_lock. */
+static uint64_t slot_free;
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Active sets: one cache of internal teams sharing one slot and one pair of
+ * counter arrays indexed by world PE. */
+static dsm_team_t *aset_list;
+static uint64_t *aset_sent, *aset_recv;
+static pthread_mutex_t aset_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ------------------------------------------------------------ slots */
+
+static char *slot_base(int pe, int slot)
+{
+    return (char *)dsm_rt.peer_ctrl[pe] + DSM_INTERNAL_CTRL_BYTES +
+           (size_t)slot * DSM_SLOT_BYTES(dsm_rt.npes);
+}
+
+static uint64_t *slot_sig(int pe, int slot)
+{
+    return (uint64_t *)slot_base(pe, slot) + DSM_SLOT_HDR_WORDS;
+}
+
+static void slot_clear(int slot)
+{
+    /* Only this PE's own words, after the team's last barrier. */
+    memset(slot_base(dsm_rt.me, slot), 0, DSM_SLOT_BYTES(dsm_rt.npes));
+}
+
+/* ------------------------------------------------------------ signals */
+
+static dsm_ctrl_t *peer_ctrl(int pe)
+{
+    dsm_ctrl_t *c = dsm_rt.peer_ctrl[pe];
+    if (DSM_UNLIKELY(!c))
+        dsm_rt_fatal("collective", "PE %d is not reachable (no shared "
+                     "memory path to its team words)", pe);
+    return c;
+}
+
+uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m)
+{
+    int pe = t->pes[m];
+    peer_ctrl(pe);
+    return slot_sig(pe, t->slot) + chan * t->sig_stride +
+           (t->sig_world ? dsm_rt.me : t->my_idx);
+}
+
+void dsm_team_signal(dsm_team_t *t, int chan, int m)
+{
+    int i = dsm_team_sig_idx(t, chan, m);
+    dsm_ctrl_t *pc = peer_ctrl(t->pes[m]);
+    dsm_store_rel(dsm_team_peer_sig(t, chan, m), ++t->sent[i]);
+    dsm_wake_notify(&pc->wake_app);
+    if (chan == DSM_CHAN_DMA)
+        dsm_wake_notify(&pc->wake); /* engines may WAIT on it */
+}
+
+struct sig_wait {
+    const uint64_t *word;
+    uint64_t value;
+};
+
+static int sig_reached(void *p)
+{
+    struct sig_wait *w = p;
+    return dsm_load_acq(w->word) >= w->value;
+}
+
+void dsm_team_wait(dsm_team_t *t, int chan, int m)
+{
+    int i = dsm_team_sig_idx(t, chan, m);
+    struct sig_wait w = {&t->sig[i], ++t->recv[i]};
+    if (!sig_reached(&w))
+        dsm_rt_wait(sig_reached, &w);
+}
+
+void dsm_team_sync(dsm_team_t *t)
+{
+    const int n = t->size, me = t->my_idx;
+
+    /* Stores before the barrier are visible to every member after it. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* Dissemination: round k signals member me + 2^k and waits for member
+     * me - 2^k. The distances are distinct mod n, so a pair meets at most
+     * once per barrier and the pairwise counts stay in step. */
+    for (int d = 1; d < n; d <<= 1) {
+        dsm_team_signal(t, DSM_CHAN_CPU, (me + d) % n);
+        dsm_team_wait(t, DSM_CHAN_CPU, (me - d + n) % n);
+    }
+}
+
+/* ------------------------------------------------------------ objects */
+
+static dsm_team_t *team_alloc(int size)
+{
+    dsm_team_t *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->pes = calloc((size_t)size, sizeof(int));
+    t->sent = calloc((size_t)DSM_CHAN_MAX * (size_t)size, sizeof(uint64_t));
+    t->recv = calloc((size_t)DSM_CHAN_MAX * (size_t)size, sizeof(uint64_t));
+    if (!t->pes || !t->sent || !t->recv) {
+        free(t->pes);
+        free(t->sent);
+        free(t->recv);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void team_free(dsm_team_t *t)
+{
+    if (!t->aset) {
+        free(t->sent);
+        free(t->recv);
+    }
+    free(t->pes);
+    t->magic = 0;
+    pthread_mutex_destroy(&t->lock);
+    if (t != &dsm_team_world && t != &dsm_team_shared)
+        free(t);
+}
+
+/* Fill in what follows from pes[], size and slot. */
+static void team_setup(dsm_team_t *t, int slot)
+{
+    int i;
+
+    t->slot = slot;
+    t->my_idx = -1;
+    for (i = 0; i < t->size; i++)
+        if (t->pes[i] == dsm_rt.me)
+            t->my_idx = i;
+    t->start = t->pes[0];
+    t->stride = t->size > 1 ? t->pes[1] - t->pes[0] : 1;
+    for (i = 2; i < t->size; i++)
+        if (t->pes[i] - t->pes[i - 1] != t->stride)
+            t->stride = 0;
+    if (!t->sig_world)
+        t->sig_stride = t->size;
+    t->sig = slot_sig(dsm_rt.me, slot);
+    t->xchg = (uint64_t *)slot_base(dsm_rt.me, slot);
+    pthread_mutex_init(&t->lock, NULL);
+    t->magic = DSM_TEAM_MAGIC;
+}
+
+dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine)
+{
+    dsm_team_t *t = (dsm_team_t *)team;
+    DSM_CHECK_INIT(routine);
+    if (DSM_UNLIKELY(team == SHMEM_TEAM_INVALID))
+        dsm_rt_fatal(routine, "invalid team (SHMEM_TEAM_INVALID)");
+    if (DSM_UNLIKELY(t->magic != DSM_TEAM_MAGIC || t->aset))
+        dsm_rt_fatal(routine, "invalid team handle %p (destroyed, or not a "
+                     "team)", (void *)team);
+    return t;
+}
+
+/* Team queries tolerate SHMEM_TEAM_INVALID (the spec's -1 returns). */
+static dsm_team_t *team_or_null(shmem_team_t team, const char *routine)
+{
+    DSM_CHECK_INIT(routine);
+    if (team == SHMEM_TEAM_INVALID)
+        return NULL;
+    return dsm_team_check(team, routine);
+}
+
+/* ------------------------------------------------------------ init */
+
+static dsm_status_t predefined(dsm_team_t *t, int slot, int n, const int *pes)
+{
+    memset(t, 0, sizeof(*t));
+    t->size = n;
+    t->pes = malloc((size_t)n * sizeof(int));
+    t->sent = calloc((size_t)DSM_CHAN_MAX * (size_t)n, sizeof(uint64_t));
+    t->recv = calloc((size_t)DSM_CHAN_MAX * (size_t)n, sizeof(uint64_t));
+    if (!t->pes || !t->sent || !t->recv)
+        return DSM_ERR_NOMEM;
+    memcpy(t->pes, pes, (size_t)n * sizeof(int));
+    t->predefined = 1;
+    team_setup(t, slot);
+    return DSM_OK;
+}
+
+dsm_status_t dsm_coll_init(void)
+{
+    const int n = dsm_rt.npes;
+    int *pes = calloc((size_t)n, sizeof(int)), nshared = 0;
+    dsm_status_t st;
+
+    if (!pes)
+        return DSM_ERR_NOMEM;
+    for (int pe = 0; pe < n; pe++)
+        pes[pe] = pe;
+    st = predefined(&dsm_team_world, DSM_SLOT_WORLD, n, pes);
+    /* SHARED: the PEs whose heap this PE maps, in world order. */
+    for (int pe = 0; pe < n; pe++)
+        if (dsm_rt.segs[DSM_SEG_HEAP].peer[pe])
+            pes[nshared++] = pe;
+    if (st == DSM_OK)
+        st = predefined(&dsm_team_shared, DSM_SLOT_SHARED, nshared, pes);
+    free(pes);
+    aset_sent = calloc((size_t)DSM_CHAN_MAX * (size_t)n, sizeof(uint64_t));
+    aset_recv = calloc((size_t)DSM_CHAN_MAX * (size_t)n, sizeof(uint64_t));
+    if (!aset_sent || !aset_recv)
+        st = DSM_ERR_NOMEM;
+    slot_free = (DSM_TEAM_SLOTS == 64 ? ~0ull : (1ull << DSM_TEAM_SLOTS) - 1) &
+                ~((1ull << DSM_SLOT_FIRST_USER) - 1);
+    if (st != DSM_OK) {
+        dsm_log_error("shmem_init: cannot set up the predefined teams: %s",
+                      dsm_status_str(st));
+        return st;
+    }
+    return dsm_coll_bcast_init(); /* says what is wrong itself */
+}
+
+void dsm_coll_fini(void)
+{
+    while (aset_list) {
+        dsm_team_t *t = aset_list;
+        aset_list = t->next;
+        team_free(t);
+    }
+    free(aset_sent);
+    free(aset_recv);
+    aset_sent = aset_recv = NULL;
+    team_free(&dsm_team_world);
+    team_free(&dsm_team_shared);
+    dsm_coll_bcast_fini();
+}
+
+/* ------------------------------------------------------------ splits */
+
+/* AND of every parent member's free-slot mask. Collective over parent,
+ * whose lock the caller holds. Two exchange words alternate, so a member
+ * that runs ahead into the next exchange never overwrites a word another
+ * member may still read: it had to pass this exchange's barrier first,
+ * which that member enters only after reading. */
+static uint64_t slots_agree(dsm_team_t *p)
+{
+    uint64_t *mine = &p->xchg[p->nxchg & 1], all;
+
+    pthread_mutex_lock(&slot_lock);
+    __atomic_store_n(mine, slot_free, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&slot_lock);
+    dsm_team_sync(p);
+    all = ~0ull;
+    for (int m = 0; m < p->size; m++) {
+        const uint64_t *w = (const uint64_t *)slot_base(p->pes[m], p->slot);
+        all &= __atomic_load_n(&w[p->nxchg & 1], __ATOMIC_RELAXED);
+    }
+    p->nxchg++;
+    return all;
+}
+
+static void slot_take(int slot)
+{
+    pthread_mutex_lock(&slot_lock);
+    slot_free &= ~(1ull << slot);
+    pthread_mutex_unlock(&slot_lock);
+}
+
+static void slot_give(int slot)
+{
+    pthread_mutex_lock(&slot_lock);
+    slot_free |= 1ull << slot;
+    pthread_mutex_unlock(&slot_lock);
+}
+
+/* pick the lowest n slots of mask into out[]; 0 if fewer are free. */
+static int slots_pick(uint64_t mask, int n, int *out)
+{
+    for (int i = 0; i < n; i++) {
+        if (!mask)
+            return 0;
+        out[i] = __builtin_ctzll(mask);
+        mask &= mask - 1;
+    }
+    return 1;
+}
+
+static void apply_config(dsm_team_t *t, const shmem_team_config_t *config,
+                         long mask)
+{
+    t->config_mask = 0;
+    t->config.num_contexts = 0;
+    if (config && (mask & SHMEM_TEAM_NUM_CONTEXTS)) {
+        t->config.num_contexts = config->num_contexts;
+        t->config_mask |= SHMEM_TEAM_NUM_CONTEXTS;
+    }
+}
+
+/* A new team of the given parent indices, this PE among them. */
+static dsm_team_t *team_new(dsm_team_t *parent, int size, const int *idx,
+                            int slot, const shmem_team_config_t *config,
+                            long mask, const char *routine)
+{
+    dsm_team_t *t = team_alloc(size);
+    if (!t)
+        dsm_rt_fatal(routine, "out of memory for a team of %d PEs", size);
+    t->size = size;
+    for (int i = 0; i < size; i++)
+        t->pes[i] = parent->pes[idx[i]];
+    t->parent = parent;
+    team_setup(t, slot);
+    apply_config(t, config, mask);
+    slot_take(slot);
+    return t;
+}
+
+int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride,
+                              int size, const shmem_team_config_t *config,
+                              long config_mask, shmem_team_t *new_team)
+{
+    static const char routine[] = "shmem_team_split_strided";
+    dsm_team_t *p;
+    int slot, *idx, mine = -1, i;
+
+    DSM_CHECK_INIT(routine);
+    if (!new_team)
+        dsm_rt_fatal(routine, "new_team is NULL");
+    *new_team = SHMEM_TEAM_INVALID;
+    if (parent_team == SHMEM_TEAM_INVALID)
+        return -1;
+    p = dsm_team_check(parent_team, routine);
+    /* Every PE sees the same triplet, so every PE rejects it alike without
+     * a word exchanged. 1.6: all of start + i*stride within the parent
+     * (no wrap-around); stride 0 only with size 1. */
+    long last = (long)start + (long)stride * (long)(size - 1);
+    if (size < 1 || size > p->size || start < 0 || start >= p->size ||
+        last < 0 || last >= p->size || (stride == 0 && size != 1)) {
+        dsm_debug("%s: invalid triplet start %d stride %d size %d for a "
+                  "parent team of %d PEs", routine, start, stride, size,
+                  p->size);
+        return -1;
+    }
+    idx = malloc((size_t)size * sizeof(int));
+    if (!idx)
+        dsm_rt_fatal(routine, "out of memory");
+    for (i = 0; i < size; i++) {
+        idx[i] = start + i * stride;
+        if (idx[i] == p->my_idx)
+            mine = i;
+    }
+    pthread_mutex_lock(&p->lock);
+    uint64_t mask = slots_agree(p);
+    pthread_mutex_unlock(&p->lock);
+    if (!slots_pick(mask, 1, &slot)) {
+        dsm_debug("%s: no team slot is free on every PE of the parent team "
+                  "(%d slots; destroy unused teams)", routine,
+                  DSM_TEAM_SLOTS - DSM_SLOT_FIRST_USER);
+        free(idx);
+        return -1;
+    }
+    if (mine >= 0)
+        *new_team = team_new(p, size, idx, slot, config, config_mask, routine);
+    free(idx);
+    return 0;
+}
+DSM_WEAK(team_split_strided)
+
+int pshmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                         const shmem_team_config_t *xaxis_config,
+                         long xaxis_mask, shmem_team_t *xaxis_team,
+                         const shmem_team_config_t *yaxis_config,
+                         long yaxis_mask, shmem_team_t *yaxis_team)
+{
+    static const char routine[] = "shmem_team_split_2d";
+    dsm_team_t *p;
+    int slots[2], *idx, n, me, x, y, nx, ny, i;
+
+    DSM_CHECK_INIT(routine);
+    if (!xaxis_team || !yaxis_team)
+        dsm_rt_fatal(routine, "%s is NULL",
+                     !xaxis_team ? "xaxis_team" : "yaxis_team");
+    *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+    if (parent_team == SHMEM_TEAM_INVALID)
+        return -1;
+    p = dsm_team_check(parent_team, routine);
+    if (xrange < 1) {
+        dsm_debug("%s: xrange %d must be positive", routine, xrange);
+        return -1;
+    }
+    n = p->size;
+    if (xrange > n)
+        xrange = n; /* one row: the x team is the whole parent */
+    pthread_mutex_lock(&p->lock);
+    uint64_t mask = slots_agree(p);
+    pthread_mutex_unlock(&p->lock);
+    if (!slots_pick(mask, 2, slots)) {
+        dsm_debug("%s: fewer than two team slots are free on every PE of "
+                  "the parent team (%d slots; destroy unused teams)", routine,
+                  DSM_TEAM_SLOTS - DSM_SLOT_FIRST_USER);
+        return -1;
+    }
+    /* (x, y) = (i mod xrange, i / xrange); the last row may be short, so
+     * the y teams differ in size by up to one. Every disjoint x team shares
+     * slot 0 and every y team slot 1. */
+    me = p->my_idx;
+    x = me % xrange;
+    y = me / xrange;
+    idx = malloc((size_t)n * sizeof(int));
+    if (!idx)
+        dsm_rt_fatal(routine, "out of memory");
+    nx = 0;
+    for (i = y * xrange; i < n && i < (y + 1) * xrange; i++)
+        idx[nx++] = i;
+    *xaxis_team = team_new(p, nx, idx, slots[0], xaxis_config, xaxis_mask,
+                           routine);
+    ny = 0;
+    for (i = x; i < n; i += xrange)
+        idx[ny++] = i;
+    *yaxis_team = team_new(p, ny, idx, slots[1], yaxis_config, yaxis_mask,
+                           routine);
+    free(idx);
+    return 0;
+}
+DSM_WEAK(team_split_2d)
+
+void pshmem_team_destroy(shmem_team_t team)
+{
+    static const char routine[] = "shmem_team_destroy";
+    dsm_team_t *t;
+
+    if (team == SHMEM_TEAM_INVALID) {
+        DSM_CHECK_INIT(routine);
+        return; /* nothing to destroy: the PE was not in the new team */
+    }
+    t = dsm_team_check(team, routine);
+    if (t->predefined)
+        dsm_rt_fatal(routine, "cannot destroy the predefined team %s",
+                     t == &dsm_team_world ? "SHMEM_TEAM_WORLD"
+                                          : "SHMEM_TEAM_SHARED");
+    /* Collective: after the last barrier no member sends on this team
+     * again, and every signal to this PE has arrived, so the words can be
+     * zeroed and the slot handed back. */
+    pthread_mutex_lock(&t->lock);
+    dsm_team_sync(t);
+    pthread_mutex_unlock(&t->lock);
+    slot_clear(t->slot);
+    slot_give(t->slot);
+    team_free(t);
+}
+DSM_WEAK(team_destroy)
+
+/* ------------------------------------------------------------ queries */
+
+int pshmem_team_my_pe(shmem_team_t team)
+{
+    dsm_team_t *t = team_or_null(team, "shmem_team_my_pe");
+    return t ? t->my_idx : -1;
+}
+DSM_WEAK(team_my_pe)
+
+int pshmem_team_n_pes(shmem_team_t team)
+{
+    dsm_team_t *t = team_or_null(team, "shmem_team_n_pes");
+    return t ? t->size : -1;
+}
+DSM_WEAK(team_n_pes)
+
+int pshmem_team_get_config(shmem_team_t team, long config_mask,
+                           shmem_team_config_t *config)
+{
+    dsm_team_t *t = team_or_null(team, "shmem_team_get_config");
+    if (!t)
+        return -1;
+    if (config_mask & ~SHMEM_TEAM_NUM_CONTEXTS) {
+        dsm_debug("shmem_team_get_config: unknown bits 0x%lx in config_mask",
+                  config_mask & ~SHMEM_TEAM_NUM_CONTEXTS);
+        return -1;
+    }
+    if (!config)
+        return config_mask ? -1 : 0;
+    if (config_mask & SHMEM_TEAM_NUM_CONTEXTS)
+        config->num_contexts = t->config.num_contexts;
+    return 0;
+}
+DSM_WEAK(team_get_config)
+
+/* Member index of world PE pe in t, or -1. */
+static int team_index_of(const dsm_team_t *t, int pe)
+{
+    if (t->stride) {
+        long d = (long)pe - t->start;
+        if (d % t->stride)
+            return -1;
+        long i = d / t->stride;
+        return i >= 0 && i < t->size ? (int)i : -1;
+    }
+    for (int i = 0; i < t->size; i++)
+        if (t->pes[i] == pe)
+            return i;
+    return -1;
+}
+
+int pshmem_team_translate_pe(shmem_team_t src_team, int src_pe,
+                             shmem_team_t dest_team)
+{
+    static const char routine[] = "shmem_team_translate_pe";
+    dsm_team_t *s = team_or_null(src_team, routine);
+    dsm_team_t *d = team_or_null(dest_team, routine);
+    if (!s || !d || src_pe < 0 || src_pe >= s->size)
+        return -1;
+    return team_index_of(d, s->pes[src_pe]);
+}
+DSM_WEAK(team_translate_pe)
+
+void *pshmem_team_ptr(shmem_team_t team, const void *dest, int pe)
+{
+    dsm_team_t *t = team_or_null(team, "shmem_team_ptr");
+    if (!t || pe < 0 || pe >= t->size)
+        return NULL;
+    return pshmem_ptr(dest, t->pes[pe]);
+}
+DSM_WEAK(team_ptr)
+
+int pshmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+{
+    static const char routine[] = "shmem_team_create_ctx";
+    dsm_team_t *t = team_or_null(team, routine);
+    dsm_ctx_t *c = NULL;
+
+    if (!ctx)
+        dsm_rt_fatal(routine, "ctx is NULL");
+    *ctx = SHMEM_CTX_INVALID;
+    if (!t || !dsm_ctx_new)
+        return -1;
+    if ((t->config_mask & SHMEM_TEAM_NUM_CONTEXTS) &&
+        __atomic_load_n(&t->nctx, __ATOMIC_RELAXED) >=
+            t->config.num_contexts)
+        dsm_debug("%s: the team was configured for %d context(s); creating "
+                  "one more", routine, t->config.num_contexts);
+    if (dsm_ctx_new(options, t == &dsm_team_world ? NULL : t, &c) != 0 || !c)
+        return -1;
+    __atomic_fetch_add(&t->nctx, 1, __ATOMIC_RELAXED);
+    *ctx = (shmem_ctx_t)c;
+    return 0;
+}
+DSM_WEAK(team_create_ctx)
+
+/* ------------------------------------------------------------ active sets */
+
+dsm_team_t *dsm_team_aset(int start, int log_stride, int size,
+                          const char *routine)
+{
+    dsm_team_t *t;
+    long stride, last;
+
+    DSM_CHECK_INIT(routine);
+    if (size < 1 || size > dsm_rt.npes)
+        dsm_rt_fatal(routine, "PE_size %d out of range (1..%d)", size,
+                     dsm_rt.npes);
+    if (log_stride < 0 || log_stride > 30)
+        dsm_rt_fatal(routine, "logPE_stride %d out of range (0..30)",
+                     log_stride);
+    stride = 1L << log_stride;
+    last = (long)start + stride * (long)(size - 1);
+    if (start < 0 || last >= dsm_rt.npes)
+        dsm_rt_fatal(routine, "active set PE_start %d, stride %ld, PE_size "
+                     "%d reaches PE %ld (the job has %d PEs)", start, stride,
+                     size, start < 0 ? (long)start : last, dsm_rt.npes);
+    if ((dsm_rt.me - start) % stride || dsm_rt.me < start ||
+        dsm_rt.me > last)
+        dsm_rt_fatal(routine, "this PE is not in the active set (PE_start "
+                     "%d, logPE_stride %d, PE_size %d)", start, log_stride,
+                     size);
+    pthread_mutex_lock(&aset_lock);
+    for (t = aset_list; t; t = t->next)
+        if (t->start == start && t->log_stride == log_stride &&
+            t->size == size)
+            break;
+    if (!t) {
+        t = calloc(1, sizeof(*t));
+        if (t)
+            t->pes = malloc((size_t)size * sizeof(int));
+        if (!t || !t->pes)
+            dsm_rt_fatal(routine, "out of memory");
+        t->size = size;
+        for (int i = 0; i < size; i++)
+            t->pes[i] = start + (int)stride * i;
+        t->aset = 1;
+        t->sig_world = 1;
+        t->sig_stride = dsm_rt.npes;
+        t->log_stride = log_stride;
+        t->sent = aset_sent;
+        t->recv = aset_recv;
+        team_setup(t, DSM_SLOT_ASET);
+        t->next = aset_list;
+        aset_list = t;
+    }
+    pthread_mutex_unlock(&aset_lock);
+    return t;
+}

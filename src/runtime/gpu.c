@@ -1,0 +1,316 @@
+/*
+ * GPU memory in the runtime: the device heap segment (DSM_SEG_DEVICE), the
+ * host segments made reachable by the copy engines, shmemx_malloc_device
+ * and the on-stream routines (shmemx_*_on_stream). The CUDA work itself is
+ * the cuda backend's (src/sdma/cuda/devmem.h); this file only decides what
+ * to ask for. Built in every configuration: without DSM_BUILD_CUDA, or on
+ * a machine where the cuda backend did not open, there is no device heap,
+ * shmemx_malloc_device returns NULL and the on-stream routines fail the
+ * job with one line that says so.
+ */
+#include "rma.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <shmemx.h>
+#include <pshmemx.h>
+
+#ifdef DSM_BUILD_CUDA
+#include "sdma/cuda/devmem.h"
+#endif
+
+static dsm_heap_t dev_heap;
+static int dev_heap_ready;
+
+dsm_heap_t *dsm_rt_device_heap(void)
+{
+    return dev_heap_ready ? &dev_heap : NULL;
+}
+
+void dsm_rt_device_pre_open(void)
+{
+#ifdef DSM_BUILD_CUDA
+    dsm_cuda_set_device_hint(dsm_rt.boot.node_rank, dsm_env.cuda_device,
+                             dsm_env.cuda_batch_min, dsm_env.cuda_prefer_ce);
+#endif
+}
+
+#ifdef DSM_BUILD_CUDA
+typedef struct dev_info {
+    uint64_t size;
+    int32_t node_id;
+    int32_t has;
+} dev_info_t;
+
+static dsm_status_t device_heap_init(void)
+{
+    const dsm_boot_ops_t *b = dsm_rt.boot_ops;
+    dsm_seg_t *s = &dsm_rt.segs[DSM_SEG_DEVICE];
+    size_t size = (size_t)dsm_env.device_heap_size;
+    dev_info_t mine = {0}, theirs;
+    dsm_status_t st;
+    int fd = -1;
+    void *base;
+
+    s->peer = calloc((size_t)dsm_rt.npes, sizeof(char *));
+    if (!s->peer)
+        return DSM_ERR_NOMEM;
+    s->fd = -1;
+    s->kind = DSM_SEG_DEVICE;
+    s->name = "device";
+    st = dsm_cuda_heap_create(&size, &fd, &base);
+    if (st != DSM_OK)
+        return st;
+    mine.size = size;
+    mine.node_id = dsm_rt.boot.node_id;
+    mine.has = 1;
+    if ((st = b->put("devinfo", &mine, sizeof(mine))) != DSM_OK ||
+        (st = b->put_fd("seg.device", fd)) != DSM_OK ||
+        (st = b->fence()) != DSM_OK) {
+        close(fd);
+        return st;
+    }
+    close(fd); /* the bootstrap keeps its own duplicate */
+    s->base = base;
+    s->size = size;
+    s->map_size = size;
+    s->peer[dsm_rt.me] = base;
+    for (int pe = 0; pe < dsm_rt.npes; pe++) {
+        size_t len = sizeof(theirs);
+        int pfd;
+        if (pe == dsm_rt.me)
+            continue;
+        if ((st = b->get(pe, "devinfo", &theirs, &len)) != DSM_OK)
+            return st;
+        if (theirs.node_id != mine.node_id)
+            continue;
+        if (theirs.size != mine.size) {
+            dsm_log_error("shmem_init: PE %d has a %llu-byte device heap, "
+                          "this PE %llu: SHMEM_DEVICE_HEAP_SIZE must be the "
+                          "same on every PE", pe,
+                          (unsigned long long)theirs.size,
+                          (unsigned long long)mine.size);
+            return DSM_ERR_INVAL;
+        }
+        if ((st = b->get_fd(pe, "seg.device", &pfd)) != DSM_OK)
+            return st;
+        st = dsm_cuda_heap_import(pfd, size, &base);
+        close(pfd);
+        if (st != DSM_OK)
+            return st;
+        s->peer[pe] = base;
+    }
+    if (dsm_heap_init(&dev_heap, size))
+        return DSM_ERR_NOMEM;
+    dev_heap_ready = 1;
+    dsm_rt.nsegs = DSM_MAX(dsm_rt.nsegs, DSM_SEG_DEVICE + 1);
+    return DSM_OK;
+}
+#endif
+
+dsm_status_t dsm_rt_device_init(void)
+{
+#ifdef DSM_BUILD_CUDA
+    if (!dsm_cuda_active())
+        return DSM_OK;
+    /* Host segments, ours and the local peers', become reachable by our
+     * GPU's copy engines and stream memory operations: host<->device RMA
+     * then runs without staging, and signal/trigger words in them can be
+     * written and waited for on a stream. */
+    for (int i = 0; i < dsm_rt.nsegs && i < DSM_SEG_DEVICE; i++) {
+        const dsm_seg_t *s = &dsm_rt.segs[i];
+        for (int pe = 0; pe < dsm_rt.npes; pe++)
+            if (s->peer && s->peer[pe] && s->map_size)
+                dsm_cuda_register_host(s->peer[pe], s->map_size);
+    }
+    if (!dsm_env.device_heap_size)
+        return DSM_OK;
+    dsm_status_t st = device_heap_init();
+    if (st != DSM_OK)
+        return st;
+    dsm_debug("init: device heap of %zu bytes on GPU %d",
+              dsm_rt.segs[DSM_SEG_DEVICE].size, dsm_cuda_device());
+#endif
+    return DSM_OK;
+}
+
+void dsm_rt_device_fini(void)
+{
+#ifdef DSM_BUILD_CUDA
+    if (dsm_cuda_active())
+        dsm_cuda_unregister_host_all();
+#endif
+    dsm_rt_device_seg_fini(&dsm_rt.segs[DSM_SEG_DEVICE]);
+}
+
+void dsm_rt_device_seg_fini(dsm_seg_t *s)
+{
+#ifdef DSM_BUILD_CUDA
+    for (int pe = 0; pe < dsm_rt.npes; pe++)
+        if (s->peer && s->peer[pe])
+            dsm_cuda_heap_unmap(s->peer[pe]);
+#endif
+    if (dev_heap_ready) {
+        dsm_heap_fini(&dev_heap);
+        dev_heap_ready = 0;
+    }
+    free(s->peer);
+    memset(s, 0, sizeof(*s));
+}
+
+int dsm_rt_private_device(const void *p)
+{
+#ifdef DSM_BUILD_CUDA
+    return dsm_cuda_ptr_is_device(p);
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
+/* ------------------------------------------------------------ API */
+
+void *pshmemx_malloc_device(size_t size)
+{
+    return pshmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE);
+}
+DSM_WEAKX(malloc_device)
+
+#ifdef DSM_BUILD_CUDA
+static void stream_check(const char *routine, dsm_status_t st)
+{
+    if (DSM_UNLIKELY(st != DSM_OK))
+        dsm_rt_fatal(routine, "%s", st == DSM_ERR_UNSUPPORTED
+                                        ? "the GPU cannot reach this word "
+                                          "(signal words must be symmetric; "
+                                          "SIGNAL_ADD needs device memory)"
+                                        : "the CUDA call failed (above)");
+}
+#endif
+
+static void need_gpu(const char *routine)
+{
+    DSM_CHECK_INIT(routine);
+#ifdef DSM_BUILD_CUDA
+    if (dsm_cuda_active())
+        return;
+#endif
+    dsm_rt_fatal(routine, "needs the cuda sdma backend (this PE runs '%s'; "
+                 "no GPU or driver found, or not built with CUDA)",
+                 dsm_sdma_backend_name(dsm_rt.sdma));
+}
+
+void pshmemx_putmem_on_stream(void *dest, const void *source, size_t nelems,
+                              int pe, void *stream)
+{
+    const char *routine = "shmemx_putmem_on_stream";
+    need_gpu(routine);
+    DSM_CHECK_PE(routine, pe);
+    if (!nelems)
+        return;
+    char *r = dsm_rt_xlate(routine, dest, nelems, pe);
+#ifdef DSM_BUILD_CUDA
+    stream_check(routine, dsm_cuda_memcpy_on_stream(r, source, nelems, stream));
+#else
+    (void)r, (void)source, (void)stream;
+#endif
+}
+DSM_WEAKX(putmem_on_stream)
+
+void pshmemx_getmem_on_stream(void *dest, const void *source, size_t nelems,
+                              int pe, void *stream)
+{
+    const char *routine = "shmemx_getmem_on_stream";
+    need_gpu(routine);
+    DSM_CHECK_PE(routine, pe);
+    if (!nelems)
+        return;
+    const char *r = dsm_rt_xlate(routine, source, nelems, pe);
+#ifdef DSM_BUILD_CUDA
+    stream_check(routine, dsm_cuda_memcpy_on_stream(dest, r, nelems, stream));
+#else
+    (void)r, (void)dest, (void)stream;
+#endif
+}
+DSM_WEAKX(getmem_on_stream)
+
+void pshmemx_putmem_signal_on_stream(void *dest, const void *source,
+                                     size_t nelems, uint64_t *sig_addr,
+                                     uint64_t signal, int sig_op, int pe,
+                                     void *stream)
+{
+    const char *routine = "shmemx_putmem_signal_on_stream";
+    need_gpu(routine);
+    DSM_CHECK_PE(routine, pe);
+    if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
+        dsm_rt_fatal(routine, "invalid sig_op %d", sig_op);
+    uint64_t *sig = (uint64_t *)(void *)dsm_rt_xlate(routine, sig_addr,
+                                                    sizeof(uint64_t), pe);
+#ifdef DSM_BUILD_CUDA
+    if (nelems) {
+        char *r = dsm_rt_xlate(routine, dest, nelems, pe);
+        stream_check(routine,
+                     dsm_cuda_memcpy_on_stream(r, source, nelems, stream));
+    }
+    /* Stream order puts the signal after the data; the write carries a
+     * memory barrier (CU_STREAM_WRITE_VALUE_DEFAULT). */
+    stream_check(routine,
+                 dsm_cuda_signal_on_stream(sig, signal,
+                                           sig_op == SHMEM_SIGNAL_ADD, stream));
+#else
+    (void)sig, (void)dest, (void)source, (void)nelems, (void)signal,
+        (void)stream;
+#endif
+}
+DSM_WEAKX(putmem_signal_on_stream)
+
+void pshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp,
+                                         uint64_t cmp_value, void *stream)
+{
+    const char *routine = "shmemx_signal_wait_until_on_stream";
+    need_gpu(routine);
+    uint64_t *w = (uint64_t *)(void *)dsm_rt_xlate(routine, sig_addr,
+                                                  sizeof(uint64_t), dsm_rt.me);
+    int eq;
+    /* What a stream can wait for: >= and ==. */
+    switch (cmp) {
+    case SHMEM_CMP_GE:
+        eq = 0;
+        break;
+    case SHMEM_CMP_GT:
+        if (cmp_value == UINT64_MAX)
+            dsm_rt_fatal(routine, "SHMEM_CMP_GT UINT64_MAX never holds");
+        cmp_value++;
+        eq = 0;
+        break;
+    case SHMEM_CMP_EQ:
+        eq = 1;
+        break;
+    default:
+        dsm_rt_fatal(routine, "comparison %d: a stream can wait only for "
+                     "SHMEM_CMP_GE, SHMEM_CMP_GT or SHMEM_CMP_EQ", cmp);
+    }
+#ifdef DSM_BUILD_CUDA
+    stream_check(routine, dsm_cuda_wait_on_stream(w, cmp_value, eq, stream));
+#else
+    (void)w, (void)eq, (void)stream;
+#endif
+}
+DSM_WEAKX(signal_wait_until_on_stream)
+
+void pshmemx_quiet_on_stream(void *stream)
+{
+    const char *routine = "shmemx_quiet_on_stream";
+    need_gpu(routine);
+#ifdef DSM_BUILD_CUDA
+    /* On-stream operations are ordered by the stream itself; what remains
+     * is what went through the engines' queues (put_nbi and friends). */
+    stream_check(routine, dsm_cuda_quiet_on_stream(dsm_rt.sdma, stream));
+#else
+    (void)stream;
+#endif
+}
+DSM_WEAKX(quiet_on_stream)

@@ -1,0 +1,88 @@
+/*
+ * Distributed locks: shmem_set_lock, shmem_test_lock, shmem_clear_lock.
+ *
+ * A ticket lock on PE 0's copy of the symmetric long (which the spec makes
+ * the user zero before first use). The 64-bit word holds two 32-bit
+ * fields: the next ticket in the high half and the ticket now served in the
+ * low half; 0 is "free, nobody waiting". Tickets are served in the order
+ * they were drawn, so the lock is fair under contention from every PE
+ * (FIFO), and a waiter only reads the word. Drawing a ticket is one atomic
+ * add of 1 << 32, whose carry out of bit 63 is dropped, so the ticket field
+ * wraps without touching the served field; the holder advances the served
+ * field with a compare-and-swap, so its wrap cannot carry into the tickets.
+ * A waiter sleeps on its own application wake word; clear_lock wakes every
+ * local PE's (the next holder is whichever PE drew the next ticket).
+ */
+#include "amo.h"
+#include "wait.h"
+
+#define LOCK_PE 0
+#define TICKET_ONE ((uint64_t)1 << 32)
+#define TICKET(w) ((uint32_t)((w) >> 32))
+#define SERVING(w) ((uint32_t)(w))
+
+static uint64_t *lock_word(long *lock, const char *routine)
+{
+    DSM_CHECK_INIT(routine);
+    if (DSM_UNLIKELY(!lock))
+        dsm_rt_fatal(routine, "lock is NULL");
+    return dsm_amo_addr(SHMEM_CTX_DEFAULT, lock, sizeof(uint64_t), LOCK_PE,
+                        routine);
+}
+
+struct lock_wait {
+    const uint64_t *w;
+    uint32_t ticket;
+};
+
+static int my_turn(void *p)
+{
+    struct lock_wait *l = p;
+    return SERVING(__atomic_load_n(l->w, __ATOMIC_ACQUIRE)) == l->ticket;
+}
+
+void pshmem_set_lock(long *lock)
+{
+    uint64_t *w = lock_word(lock, "shmem_set_lock");
+    struct lock_wait l = {
+        w, TICKET(__atomic_fetch_add(w, TICKET_ONE, __ATOMIC_ACQ_REL))};
+    if (!my_turn(&l))
+        dsm_rt_wait(my_turn, &l);
+}
+DSM_WEAK(set_lock)
+
+int pshmem_test_lock(long *lock)
+{
+    uint64_t *w = lock_word(lock, "shmem_test_lock");
+    uint64_t old = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+
+    /* Free means nobody holds it and nobody waits: take the next ticket
+     * only if it is served at once. */
+    while (TICKET(old) == SERVING(old))
+        if (__atomic_compare_exchange_n(w, &old, old + TICKET_ONE, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return 0;
+    return 1;
+}
+DSM_WEAK(test_lock)
+
+void pshmem_clear_lock(long *lock)
+{
+    uint64_t *w = lock_word(lock, "shmem_clear_lock");
+    uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), next;
+
+    /* The protected updates (puts, nbi included) are complete and visible
+     * before the next holder can see its turn. */
+    dsm_rt_quiet(&dsm_ctx_default);
+    do {
+        if (DSM_UNLIKELY(TICKET(old) == SERVING(old)))
+            dsm_rt_fatal("shmem_clear_lock", "lock %p is not held", lock);
+        next = (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(SERVING(old) + 1);
+    } while (!__atomic_compare_exchange_n(w, &old, next, 0, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
+    if (TICKET(next) != SERVING(next))
+        for (int pe = 0; pe < dsm_rt.npes; pe++)
+            if (dsm_rt.peer_ctrl[pe])
+                dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake_app);
+}
+DSM_WEAK(clear_lock)

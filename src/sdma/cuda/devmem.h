@@ -1,0 +1,59 @@
+/*
+ * What the runtime asks of the cuda backend beyond the sdma ops table: the
+ * PE's GPU, host memory made reachable by the copy engines, the device heap
+ * (cuMemCreate + POSIX fd + cuMemMap), and the on-stream operations. Built
+ * only with DSM_BUILD_CUDA; the runtime calls it from src/runtime/gpu.c.
+ * Pointers are plain addresses: the runtime never sees a CUDA type.
+ */
+#ifndef DSM_SDMA_CUDA_DEVMEM_H
+#define DSM_SDMA_CUDA_DEVMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdma/sdma.h"
+
+/* Before dsm_sdma_open: the PE's GPU is local_rank modulo the GPU count,
+ * or forced when forced >= 0 (SHMEM_CUDA_DEVICE); runs of at least
+ * batch_min copies go through cuMemcpyBatchAsync (SHMEM_CUDA_BATCH_MIN);
+ * prefer_ce (default off) asks the driver to keep batched copies on the copy engines
+ * (CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE; SHMEM_CUDA_PREFER_CE). */
+void dsm_cuda_set_device_hint(int local_rank, long forced, long batch_min,
+                              int prefer_ce);
+/* 1 once the cuda backend is open in this process. */
+int dsm_cuda_active(void);
+int dsm_cuda_device(void);
+
+/* Pin [p, p+len) and map it for the GPU (cuMemHostRegister DEVICEMAP), so
+ * copies and stream memory operations reach it. */
+dsm_status_t dsm_cuda_register_host(void *p, size_t len);
+/* Undo every dsm_cuda_register_host (before the memory is unmapped). */
+void dsm_cuda_unregister_host_all(void);
+
+/* Device heap. create: a new allocation of at least *size bytes on this
+ * PE's GPU (*size rounded up to the granularity), its POSIX fd for the
+ * peers, and its mapping here. import: map a peer's allocation from its
+ * fd (the caller closes fd). unmap: undo either. */
+dsm_status_t dsm_cuda_heap_create(size_t *size, int *fd, void **base);
+dsm_status_t dsm_cuda_heap_import(int fd, size_t size, void **base);
+void dsm_cuda_heap_unmap(void *base);
+
+/* 1 when p is GPU memory (a device heap or any cudaMalloc'ed buffer). */
+int dsm_cuda_ptr_is_device(const void *p);
+/* Synchronous copy of n bytes (either side may be device memory). */
+dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n);
+
+/* On a caller's stream (CUstream / cudaStream_t as void *), without host
+ * synchronisation, so that they can be captured into a graph. */
+dsm_status_t dsm_cuda_memcpy_on_stream(void *dst, const void *src, size_t n,
+                                       void *stream);
+dsm_status_t dsm_cuda_signal_on_stream(uint64_t *word, uint64_t value,
+                                       int add, void *stream);
+/* cmp: 0 = word >= value, 1 = word == value. */
+dsm_status_t dsm_cuda_wait_on_stream(uint64_t *word, uint64_t value, int eq,
+                                     void *stream);
+/* Make stream wait until every command handed to s's RMA queues so far
+ * has completed. */
+dsm_status_t dsm_cuda_quiet_on_stream(dsm_sdma_t *s, void *stream);
+
+#endif /* DSM_SDMA_CUDA_DEVMEM_H */
