@@ -326,11 +326,25 @@ static int ready_in(void *v)
     return __atomic_load_n(a->word, __ATOMIC_ACQUIRE) >= a->v;
 }
 
+/* 1 when some peer still owed a block has signalled ready. */
+static int any_ready(void *v)
+{
+    dsm_plan_t *p = v;
+    for (int i = 0; i < p->np; i++) {
+        const dsm_part_t *x = &p->peer[i];
+        if (x->count && __atomic_load_n(dsm_chain_in(p->t, x->m),
+                                        __ATOMIC_ACQUIRE) >= x->rv_in)
+            return 1;
+    }
+    return 0;
+}
+
 /* The same protocol executed by the caller with loads and stores: each
  * peer's block goes as soon as that peer is ready, in rotation order. */
 static void run_direct(dsm_plan_t *p)
 {
     dsm_team_t *t = p->t;
+    dsm_backoff_t bo = {0};
     int i, left = 0;
 
     if (p->local.len)
@@ -362,8 +376,12 @@ static void run_direct(dsm_plan_t *p)
             left--;
             moved = 1;
         }
+        /* Nobody ready yet: back off (yield, maybe sleep) rather than spin,
+         * or on an oversubscribed node the peers we wait for never run. */
         if (!moved && left > 1)
-            dsm_cpu_relax();
+            dsm_backoff(&bo, &dsm_rt.ctrl->wake_app, any_ready, p);
+        else
+            bo.n = 0;
     }
     struct wait_arg a = {.p = p};
     wait_all(&a);

@@ -139,6 +139,7 @@ int main(void)
     shmem_ctx_destroy(B);
     if (me == 0)
         printf("ctx_ops: %d PEs OK\n", npes);
+    free(src);
     shmem_finalize();
     return 0;
 }

@@ -123,6 +123,7 @@ int main(void)
     shmem_ctx_destroy(ctx);
     if (me == 0)
         printf("signal_ops: %d PEs OK\n", npes);
+    free(src);
     shmem_finalize();
     return 0;
 }

@@ -19,7 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ENGINE_SPIN 1000
+/* Idle rounds before an engine sleeps. They yield rather than spin: on a
+ * node with fewer cores than threads a spinning engine holds the core that
+ * the application thread it serves (or a peer PE) needs. */
+#define ENGINE_IDLE_YIELDS 16
 #define ENGINE_SLEEP_NS (100ull * 1000000ull)
 #define SWAP_CHUNK 4096
 
@@ -177,8 +180,8 @@ static void *engine_main(void *arg)
             idle = 0;
             continue;
         }
-        if (++idle < ENGINE_SPIN) {
-            dsm_cpu_relax();
+        if (++idle < ENGINE_IDLE_YIELDS) {
+            sched_yield();
             continue;
         }
         dsm_wake_sleep(s->wake, engine_has_work, &ea, ENGINE_SLEEP_NS);
