@@ -7,7 +7,9 @@
  */
 #include "coll/chain.h"
 
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Measured crossovers (2 cores, cpu backend, 2 and 4 PEs; PERFORMANCE.md).
  * direct: up to this many bytes per peer the caller's own loads/stores
@@ -61,9 +63,20 @@ static void tune_read(void)
         tune_error = "SHMEM_ALLTOALL_ALGORITHM";
     /* Host memory: the caller's loads and stores beat any engine at small
      * sizes; measured for the cpu backend, and engines behind PCIe or a
-     * driver (cuda, hsa) start even later. */
-    (void)cpu;
-    t->direct_max = size_or(dsm_env.coll_direct_max, DIRECT_MAX_CPU);
+     * driver (cuda, hsa) start even later. CPU engines only add bandwidth
+     * when they have cores of their own: on a node where the PEs and their
+     * engine threads outnumber the cores, direct won at every size
+     * measured (2 cores, 2 and 4 PEs, up to 4 MiB; docs/PERFORMANCE.md). */
+    size_t direct_def = DIRECT_MAX_CPU;
+    if (cpu) {
+        cpu_set_t set;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (sched_getaffinity(0, sizeof(set), &set) == 0)
+            cores = CPU_COUNT(&set);
+        if (cores < 2L * dsm_rt.boot.node_size)
+            direct_def = SIZE_MAX;
+    }
+    t->direct_max = size_or(dsm_env.coll_direct_max, direct_def);
     t->ag_pcpy_min = size_or(dsm_env.fcollect_pcpy_min, AG_PCPY_MIN);
     t->a2a_pcpy_min = size_or(dsm_env.alltoall_pcpy_min, A2A_PCPY_MIN);
     t->strided_cpu_max = STRIDED_CPU_MAX;
