@@ -44,7 +44,7 @@ if command -v gcc >/dev/null && command -v make >/dev/null && [ -x "$SRC/configu
     if { "$SRC/configure" --without-hwloc --without-ofi --without-pmix \
             --disable-werror && \
          make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
-            test/gpu/gpu_rma test/gpu/gpu_stream bench/gpu_bench \
+            test/gpu/gpu_rma test/gpu/gpu_stream test/gpu/gpu_coll bench/gpu_bench \
             test/mp/exit_prog; } \
         >"$OUTDIR/build.log" 2>&1; then
         row "build (configure + make, here)" ok
@@ -116,6 +116,12 @@ for layout in 2gpu 1gpu; do
     run "gpu_stream  2 PEs, $layout" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
 done
 unset SHMEM_CUDA_DEVICE
+# Collectives on device buffers, each chain variant in turn (2 PEs, one per
+# GPU when there are two); the test prints its 1 KiB times into tests.log.
+for algo in auto pcpy b2b; do
+    run "gpu_coll    2 PEs, $algo" 60 env SHMEM_FCOLLECT_ALGORITHM=$algo \
+        SHMEM_ALLTOALL_ALGORITHM=$algo "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
+done
 [ "$NGPU" -ge 2 ] && bench "2 GPUs" SHMEM_SDMA_STATS=1
 run "gpu_kill.sh (kill -9 of a PE)" 60 bash "$SRC/test/gpu/gpu_kill.sh"
 echo "nvidia-smi apps after tests: $(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader | tr '\n' ';')" \
@@ -133,3 +139,4 @@ echo
 echo "================ summary ($(date -u +%F), $NGPU GPU(s))"
 cat "$SUMMARY"
 grep -E "^(put_nbi_bw|putmem_lat|g_lat|nbi64)|^=== gpu_bench" "$OUTDIR/bench.log"
+grep -E "^gpu_coll " "$OUTDIR/tests.log"

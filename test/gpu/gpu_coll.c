@@ -1,0 +1,127 @@
+/*
+ * Collectives on device buffers through the cuda backend: fcollectmem and
+ * alltoallmem on the device heap as copy-engine command chains (the direct
+ * variant is host-only, so auto takes a chain here), sizes from 1 B to
+ * 1 MiB per PE, data checked after every call, calls back to back without
+ * barriers; then the persistent fcollect started 100 times. The variant
+ * comes from SHMEM_FCOLLECT_ALGORITHM / SHMEM_ALLTOALL_ALGORITHM (the
+ * device script runs it with auto, pcpy and b2b). Prints the time of a
+ * 1 KiB fcollect and alltoall (us per call) for the record. Exits 77
+ * where no GPU is found.
+ */
+#include "test/gpu/gpu_util.h"
+#define MP_ALARM_S 60
+#include "test/mp/mp.h"
+
+#include <shmemx.h>
+#include <time.h>
+
+#define MAXB (1u << 20)
+
+static unsigned char pat(int s, size_t o, int r)
+{
+    return mp_byte(s, o, r);
+}
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+int main(void)
+{
+    gpu_skip_unless_gpu("gpu_coll");
+    mp_init();
+    const int me = shmem_my_pe(), n = shmem_n_pes();
+    gpu_ctx();
+
+    unsigned char *src = shmemx_malloc_device(MAXB * (size_t)n);
+    unsigned char *dst = shmemx_malloc_device(MAXB * (size_t)n);
+    unsigned char *h = malloc(MAXB * (size_t)n), *e = malloc(MAXB * (size_t)n);
+    CHECK(src && dst && h && e, "device allocations");
+
+    static const size_t sizes[] = {1, 7, 1000, 4096, 65536, 1u << 20};
+    for (int r = 0; r < 3; r++) {
+        for (size_t k = 0; k < DSM_TEST_ARRAY(sizes); k++) {
+            size_t nb = sizes[k];
+            /* fcollect: PE s contributes nb bytes pat(s, o, r+k). */
+            for (size_t o = 0; o < nb; o++)
+                h[o] = pat(me, o, r + (int)k);
+            gpu_htod(DP(src), h, nb);
+            CHECK(shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
+                  "fcollectmem %zu B", nb);
+            GPU_CK(gcu.MemcpyDtoH(h, DP(dst), nb * (size_t)n));
+            for (int s = 0; s < n; s++)
+                for (size_t o = 0; o < nb; o++)
+                    if (h[(size_t)s * nb + o] != pat(s, o, r + (int)k))
+                        MP_FAIL("fcollect %zu B round %d: block %d byte %zu",
+                                nb, r, s, o);
+            /* alltoall: my block for PE d is pat(me*n+d, o, ...). */
+            for (int d = 0; d < n; d++)
+                for (size_t o = 0; o < nb; o++)
+                    h[(size_t)d * nb + o] = pat(me * n + d, o, r + (int)k);
+            gpu_htod(DP(src), h, nb * (size_t)n);
+            CHECK(shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
+                  "alltoallmem %zu B", nb);
+            GPU_CK(gcu.MemcpyDtoH(h, DP(dst), nb * (size_t)n));
+            for (int s = 0; s < n; s++)
+                for (size_t o = 0; o < nb; o++)
+                    if (h[(size_t)s * nb + o] != pat(s * n + me, o, r + (int)k))
+                        MP_FAIL("alltoall %zu B round %d: block %d byte %zu",
+                                nb, r, s, o);
+        }
+    }
+
+    /* Persistent fcollect of 1 KiB, started 100 times with fresh data. */
+    shmemx_req_t req;
+    CHECK(shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, dst, src, 1024, &req) == 0,
+          "shmemx_fcollectmem_init");
+    for (int it = 0; it < 100; it++) {
+        for (size_t o = 0; o < 1024; o++)
+            h[o] = pat(me, o, 100 + it);
+        gpu_htod(DP(src), h, 1024);
+        /* Nobody may start instance it+1 (overwriting dst) before every PE
+         * has checked instance it. */
+        shmem_barrier_all();
+        CHECK(shmemx_req_start(req) == 0, "start %d", it);
+        CHECK(shmemx_req_wait(req) == 0, "wait %d", it);
+        GPU_CK(gcu.MemcpyDtoH(e, DP(dst), 1024 * (size_t)n));
+        for (int s = 0; s < n; s++)
+            for (size_t o = 0; o < 1024; o++)
+                if (e[(size_t)s * 1024 + o] != pat(s, o, 100 + it))
+                    MP_FAIL("persistent fcollect start %d: block %d byte %zu",
+                            it, s, o);
+    }
+    shmem_barrier_all();
+    double t0 = now_us();
+    for (int it = 0; it < 200; it++) {
+        shmemx_req_start(req);
+        shmemx_req_wait(req);
+    }
+    double tp = (now_us() - t0) / 200;
+    shmemx_req_free(req);
+
+    /* Times for the record (not asserted: speed is for the benchmark). */
+    shmem_barrier_all();
+    t0 = now_us();
+    for (int it = 0; it < 200; it++)
+        shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, 1024);
+    double tf = (now_us() - t0) / 200;
+    shmem_barrier_all();
+    t0 = now_us();
+    for (int it = 0; it < 200; it++)
+        shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, 1024);
+    double ta = (now_us() - t0) / 200;
+    if (me == 0)
+        printf("gpu_coll %d PEs: fcollect 1 KiB %.1f us, persistent %.1f us, "
+               "alltoall 1 KiB %.1f us\n", n, tf, tp, ta);
+
+    shmem_free(src);
+    shmem_free(dst);
+    free(h);
+    free(e);
+    shmem_finalize();
+    return 0;
+}
