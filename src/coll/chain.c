@@ -122,16 +122,6 @@ static inline void cb_copy(cmdbuf_t *b, const dsm_part_t *x)
  * when no chain of the peer can be parked on the word (every member runs
  * the direct path): waking an idle engine thread costs a system call and,
  * on a small node, a core. */
-static inline void cpu_signal(dsm_team_t *t, int m, uint64_t v, int engines)
-{
-    int pe = dsm_team_pe(t, m);
-    __atomic_store_n(dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v,
-                     __ATOMIC_RELEASE);
-    if (engines)
-        dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake);
-    dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake_app);
-}
-
 static inline void part_memcpy(const dsm_part_t *x)
 {
     if (x->count == 1) {
@@ -315,17 +305,6 @@ static void wait_all(struct wait_arg *a)
 
 /* ------------------------------------------------------------ direct */
 
-struct ready_arg {
-    uint64_t *word;
-    uint64_t v;
-};
-
-static int ready_in(void *v)
-{
-    struct ready_arg *a = v;
-    return __atomic_load_n(a->word, __ATOMIC_ACQUIRE) >= a->v;
-}
-
 /* 1 when some peer still owed a block has signalled ready. */
 static int any_ready(void *v)
 {
@@ -353,7 +332,7 @@ static void run_direct(dsm_plan_t *p)
         dsm_part_t *x = &p->peer[i];
         x->count = x->len ? x->count : 0;
         if (!x->count)
-            cpu_signal(t, x->m, x->av_out, p->mixed);
+            dsm_chain_signal(t, x->m, x->av_out, p->mixed);
         else
             left++;
     }
@@ -363,15 +342,15 @@ static void run_direct(dsm_plan_t *p)
             dsm_part_t *x = &p->peer[i];
             if (!x->count)
                 continue;
-            struct ready_arg r = {dsm_chain_in(t, x->m), x->rv_in};
-            if (!ready_in(&r)) {
+            const uint64_t *in = dsm_chain_in(t, x->m);
+            if (__atomic_load_n(in, __ATOMIC_ACQUIRE) < x->rv_in) {
                 if (moved || left > 1)
                     continue;
                 /* Only this peer is left: wait for it. */
-                dsm_rt_wait(ready_in, &r);
+                dsm_rt_wait_ge(in, x->rv_in);
             }
             part_memcpy(x);
-            cpu_signal(t, x->m, x->av_out, p->mixed);
+            dsm_chain_signal(t, x->m, x->av_out, p->mixed);
             x->count = 0;
             left--;
             moved = 1;
@@ -402,7 +381,7 @@ void dsm_chain_run(dsm_plan_t *p)
     if (p->algo != DSM_ALGO_SWAP)
         for (i = 0; i < p->np; i++)
             if (!p->peer[i].ready_sent)
-                cpu_signal(t, p->peer[i].m, p->peer[i].rv_out,
+                dsm_chain_signal(t, p->peer[i].m, p->peer[i].rv_out,
                            p->algo != DSM_ALGO_DIRECT || p->mixed);
 
     if (p->algo == DSM_ALGO_DIRECT) {

@@ -123,6 +123,20 @@ static inline uint64_t *dsm_chain_in(dsm_team_t *t, int m)
     return dsm_team_my_sig(t, DSM_CHAN_DMA, m);
 }
 
+/* A CPU-side signal on the DMA channel: store the absolute count v in member
+ * m's word for us, then wake its application waiters (and its engines when
+ * a chain there may WAIT on the word). */
+static inline void dsm_chain_signal(dsm_team_t *t, int m, uint64_t v,
+                                    int engines)
+{
+    dsm_ctrl_t *pc = dsm_rt.peer_ctrl[dsm_team_pe(t, m)];
+    __atomic_store_n(dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v,
+                     __ATOMIC_RELEASE);
+    if (engines)
+        dsm_wake_notify(&pc->wake);
+    dsm_wake_notify(&pc->wake_app);
+}
+
 /* Tunables read once (algo.c). */
 typedef struct dsm_coll_tune {
     dsm_algo_t ag, a2a;     /* forced variant, AUTO = by size */

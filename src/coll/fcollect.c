@@ -74,17 +74,6 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
     pthread_mutex_unlock(&t->lock);
 }
 
-struct count_arg {
-    const uint64_t *word;
-    uint64_t v;
-};
-
-static int count_in(void *v)
-{
-    struct count_arg *a = v;
-    return __atomic_load_n(a->word, __ATOMIC_ACQUIRE) >= a->v;
-}
-
 void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
                       size_t nbytes)
 {
@@ -119,19 +108,15 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
         x->rv_out = *s + 2 * (uint64_t)nbytes + 1;
         x->av_out = *s = x->rv_out + 1;
         x->ready_sent = 1;
-        __atomic_store_n(dsm_team_peer_sig(t, DSM_CHAN_DMA, m), x->rv_out,
-                         __ATOMIC_RELEASE);
-        dsm_wake_notify(&dsm_rt.peer_ctrl[dsm_team_pe(t, m)]->wake);
-        dsm_wake_notify(&dsm_rt.peer_ctrl[dsm_team_pe(t, m)]->wake_app);
+        dsm_chain_signal(t, m, x->rv_out, 1);
     }
     /* Every peer's count, from its ready (or already its arrival). */
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];
         uint64_t *r = &t->recv[dsm_team_sig_idx(t, DSM_CHAN_DMA, x->m)];
-        struct count_arg a = {dsm_chain_in(t, x->m), *r + 1};
-        if (!count_in(&a))
-            dsm_rt_wait(count_in, &a);
-        uint64_t d = __atomic_load_n(a.word, __ATOMIC_ACQUIRE) - *r;
+        const uint64_t *in = dsm_chain_in(t, x->m);
+        dsm_rt_wait_ge(in, *r + 1);
+        uint64_t d = __atomic_load_n(in, __ATOMIC_ACQUIRE) - *r;
         uint64_t c = (d - 1) / 2; /* ready: 2c + 1, arrival: 2c + 2 */
         x->rv_in = *r + 2 * c + 1;
         x->av_in = *r = x->rv_in + 1;

@@ -93,23 +93,10 @@ void dsm_team_signal(dsm_team_t *t, int chan, int m)
         dsm_wake_notify(&pc->wake); /* engines may WAIT on it */
 }
 
-struct sig_wait {
-    const uint64_t *word;
-    uint64_t value;
-};
-
-static int sig_reached(void *p)
-{
-    struct sig_wait *w = p;
-    return dsm_load_acq(w->word) >= w->value;
-}
-
 void dsm_team_wait(dsm_team_t *t, int chan, int m)
 {
     int i = dsm_team_sig_idx(t, chan, m);
-    struct sig_wait w = {&t->sig[i], ++t->recv[i]};
-    if (!sig_reached(&w))
-        dsm_rt_wait(sig_reached, &w);
+    dsm_rt_wait_ge(&t->sig[i], ++t->recv[i]);
 }
 
 void dsm_team_sync(dsm_team_t *t)

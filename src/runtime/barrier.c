@@ -12,17 +12,6 @@
 #include "wait.h"
 #include "coll/coll.h"
 
-struct bar_arg {
-    const uint64_t *flag;
-    uint64_t epoch;
-};
-
-static int bar_reached(void *p)
-{
-    struct bar_arg *a = p;
-    return __atomic_load_n(a->flag, __ATOMIC_ACQUIRE) >= a->epoch;
-}
-
 void dsm_rt_sync_all(void)
 {
     const int n = dsm_rt.npes, me = dsm_rt.me;
@@ -42,9 +31,7 @@ void dsm_rt_sync_all(void)
                          peer);
         __atomic_store_n(&pc->barrier[k], epoch, __ATOMIC_RELEASE);
         dsm_wake_notify(&pc->wake_app);
-        struct bar_arg a = {&dsm_rt.ctrl->barrier[k], epoch};
-        if (!bar_reached(&a))
-            dsm_rt_wait(bar_reached, &a);
+        dsm_rt_wait_ge(&dsm_rt.ctrl->barrier[k], epoch);
     }
 }
 

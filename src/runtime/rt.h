@@ -142,6 +142,8 @@ void dsm_rt_quiet_engine(dsm_ctx_t *ctx, int engine);
 void dsm_rt_sync_all(void);
 /* Wait until cond(arg); wakes on writes into this PE's memory. */
 void dsm_rt_wait(int (*cond)(void *), void *arg);
+/* Wait until *word >= value (monotonic signal and flag words). */
+void dsm_rt_wait_ge(const uint64_t *word, uint64_t value);
 
 /* ---- init pieces ---- */
 dsm_status_t dsm_rt_segments_init(void);

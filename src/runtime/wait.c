@@ -30,6 +30,24 @@ void dsm_rt_wait(int (*cond)(void *), void *arg)
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, wait_cond, &w);
 }
 
+struct ge_arg {
+    const uint64_t *word;
+    uint64_t value;
+};
+
+static int ge_reached(void *p)
+{
+    const struct ge_arg *a = p;
+    return __atomic_load_n(a->word, __ATOMIC_ACQUIRE) >= a->value;
+}
+
+void dsm_rt_wait_ge(const uint64_t *word, uint64_t value)
+{
+    struct ge_arg a = {word, value};
+    if (!ge_reached(&a))
+        dsm_rt_wait(ge_reached, &a);
+}
+
 void dsm_rt_bad_cmp(const char *routine, int cmp)
 {
     dsm_rt_fatal(routine, "invalid comparison operator %d (use SHMEM_CMP_EQ, "
