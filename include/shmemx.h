@@ -22,6 +22,9 @@ typedef struct dsm_coll_req *shmemx_req_t;
  * cudaStream_t as void * (shmemx_putmem_on_stream(3)). */
 #define SHMEMX_MALLOC_DEVICE (1L << 16)
 #define SHMEMX_HAVE_CUDA_STREAMS 1
+/* shmemx_barrier_on_stream, shmemx_fcollectmem_on_stream and
+ * shmemx_alltoallmem_on_stream (shmemx_fcollectmem_on_stream(3)). */
+#define SHMEMX_HAVE_CUDA_STREAM_COLL 1
 
 #define SHMEM_FN(name) shmemx_##name
 #include <shmem/apix.h>

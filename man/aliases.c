@@ -274,6 +274,8 @@ ALIAS shmemx_getmem_on_stream shmemx_putmem_on_stream ;
 ALIAS shmemx_putmem_signal_on_stream shmemx_putmem_on_stream ;
 ALIAS shmemx_signal_wait_until_on_stream shmemx_putmem_on_stream ;
 ALIAS shmemx_quiet_on_stream shmemx_putmem_on_stream ;
+ALIAS shmemx_barrier_on_stream shmemx_fcollectmem_on_stream ;
+ALIAS shmemx_alltoallmem_on_stream shmemx_fcollectmem_on_stream ;
 
 /* ---- AllGather / AlltoAll (src/coll/fcollect.c, alltoall.c) ---- */
 #define CHAIN_TYPED(T, N)                                                      \

@@ -27,6 +27,16 @@ void SHMEM_FN(putmem_signal_on_stream)(void *dest, const void *source,
 void SHMEM_FN(signal_wait_until_on_stream)(uint64_t *sig_addr, int cmp,
                                            uint64_t cmp_value, void *stream);
 void SHMEM_FN(quiet_on_stream)(void *stream);
+/* Collectives on a stream (shmemx_fcollectmem_on_stream(3)): collective
+ * over team, enqueued without host synchronisation (graph-capturable).
+ * nelems: bytes per PE. */
+int SHMEM_FN(barrier_on_stream)(shmem_team_t team, void *stream);
+int SHMEM_FN(fcollectmem_on_stream)(shmem_team_t team, void *dest,
+                                    const void *source, size_t nelems,
+                                    void *stream);
+int SHMEM_FN(alltoallmem_on_stream)(shmem_team_t team, void *dest,
+                                    const void *source, size_t nelems,
+                                    void *stream);
 
 /* Persistent collectives (shmemx_req(3)). Both inits are collective over
  * team and keep SHMEM_PRELAUNCH_DEPTH instances posted ahead; dest and

@@ -9,6 +9,7 @@
  * job with one line that says so.
  */
 #include "rma.h"
+#include "gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,15 @@
 
 static dsm_heap_t dev_heap;
 static int dev_heap_ready;
+/* The on-stream collectives' words: the top sync_bytes of every device
+ * heap, DSM_TEAM_SLOTS slots of 2 phases x npes words (see "On-stream
+ * collectives" below). Outside the allocator, zeroed at init. */
+static size_t sync_off, sync_bytes;
+
+static size_t sync_slot_words(void)
+{
+    return 2 * (size_t)dsm_rt.npes;
+}
 
 dsm_heap_t *dsm_rt_device_heap(void)
 {
@@ -103,7 +113,28 @@ static dsm_status_t device_heap_init(void)
             return st;
         s->peer[pe] = base;
     }
-    if (dsm_heap_init(&dev_heap, size))
+    /* The stream collectives' words at the top, zeroed before the init
+     * barrier that every PE passes before it can signal one. */
+    sync_bytes = DSM_ALIGN_UP(DSM_TEAM_SLOTS * sync_slot_words() *
+                                  sizeof(uint64_t), (size_t)4096);
+    if (sync_bytes >= size / 2) {
+        dsm_log_error("shmem_init: a %zu-byte device heap cannot hold the "
+                      "%zu bytes of stream synchronisation words of %d PEs "
+                      "(raise SHMEM_DEVICE_HEAP_SIZE)", size, sync_bytes,
+                      dsm_rt.npes);
+        return DSM_ERR_INVAL;
+    }
+    sync_off = size - sync_bytes;
+    {
+        void *z = calloc(1, sync_bytes);
+        if (!z)
+            return DSM_ERR_NOMEM;
+        st = dsm_cuda_copy_sync(s->base + sync_off, z, sync_bytes);
+        free(z);
+        if (st != DSM_OK)
+            return st;
+    }
+    if (dsm_heap_init(&dev_heap, sync_off))
         return DSM_ERR_NOMEM;
     dev_heap_ready = 1;
     dsm_rt.nsegs = DSM_MAX(dsm_rt.nsegs, DSM_SEG_DEVICE + 1);
@@ -140,6 +171,15 @@ dsm_status_t dsm_rt_device_init(void)
 void dsm_rt_device_fini(void)
 {
 #ifdef DSM_BUILD_CUDA
+    uint64_t kernels = 0, host_fns = 0;
+    if (dsm_cuda_launch_counts(&kernels, &host_fns)) {
+        /* SHMEM_CUDA_COUNT_LAUNCHES=1 (cu.h): test/gpu/run-on-device.sh
+         * checks this line. */
+        fprintf(stderr, "dmashmem: PE %d: cuda launches by the library: "
+                "kernels %llu, host functions %llu\n", dsm_rt.me,
+                (unsigned long long)kernels, (unsigned long long)host_fns);
+        fflush(stderr);
+    }
     if (dsm_cuda_active())
         dsm_cuda_unregister_host_all();
 #endif
@@ -314,3 +354,184 @@ void pshmemx_quiet_on_stream(void *stream)
 #endif
 }
 DSM_WEAKX(quiet_on_stream)
+
+/* ------------------------------------------------------------ on-stream
+ * collectives
+ *
+ * shmemx_barrier_on_stream, shmemx_fcollectmem_on_stream and
+ * shmemx_alltoallmem_on_stream enqueue on the caller's stream only:
+ * stream memory operations for the synchronisation, copies for the data,
+ * no kernel and no host synchronisation, so a call can be captured into a
+ * CUDA graph and the graph replayed any number of times.
+ *
+ * Protocol: every call is two exchanges ("phases") around its copies:
+ *   phase 0 (ready):    store 1 into word [0][me] of every peer, wait until
+ *                       my words [0][m] of every peer m are 1, store 0 into
+ *                       them;
+ *   copies:             my blocks into the peers' dest (and my own);
+ *   phase 1 (arrival):  the same on words [1][*].
+ * A barrier is the two phases without copies. The words are device memory
+ * (the top of each PE's device heap, one group of 2 x npes words per team
+ * slot), written by the peers' streams over NVLink and waited for by the
+ * owner's stream, so no word crosses PCIe or passes through a host thread.
+ *
+ * Why not the monotonic pairwise counts of the host collectives (coll.h):
+ * a count is a value chosen when the call is made; a captured call would
+ * bake the value of its capture into the graph, and every replay would
+ * signal and expect the same k. Counting on the GPU needs an atomic add,
+ * i.e. a kernel (the copy engines and stream memory operations have none).
+ * So the values are constants and each word is reset by its owner: every
+ * call enqueues exactly the same operations, whether run directly or
+ * replayed, and direct calls and replays mix freely. The reset is safe
+ * because the two phases alternate: a peer's next store into my word
+ * [p][peer] happens in its next call's phase p, after it passed phase 1-p,
+ * which needs my store of phase 1-p, which my stream issues after my reset
+ * of [p][peer]. For the same reason a call never uses a single phase.
+ * Every word is 0 again when a call completes, so a slot is clean for the
+ * next team that gets it. Like the host collectives, calls on one team must
+ * be issued in the same order on every member, and not on two streams at
+ * once.
+ */
+
+#ifdef DSM_BUILD_CUDA
+/* Member m's synchronisation words of team slot slot, as mapped here. */
+static uint64_t *sync_words(const char *routine, int pe, int slot)
+{
+    const dsm_seg_t *g = &dsm_rt.segs[DSM_SEG_DEVICE];
+    if (!dev_heap_ready)
+        dsm_rt_fatal(routine, "needs a device heap (SHMEM_DEVICE_HEAP_SIZE "
+                     "is 0)");
+    if (!g->peer[pe])
+        dsm_rt_fatal(routine, "PE %d is not on this PE's node: on-stream "
+                     "collectives need every member's device heap mapped",
+                     pe);
+    return (uint64_t *)(void *)(g->peer[pe] + sync_off) +
+           (size_t)slot * sync_slot_words();
+}
+
+/* One phase over the team (see above). */
+static void stream_phase(const char *routine, const dsm_stream_team_t *t,
+                         int phase, void *stream)
+{
+    const size_t npes = (size_t)dsm_rt.npes, np = (size_t)t->size - 1;
+    uint64_t **out, **in;
+    uint64_t *mine;
+
+    if (!np)
+        return;
+    out = malloc(2 * np * sizeof(*out));
+    if (!out)
+        dsm_rt_fatal(routine, "out of memory for %zu peers", np);
+    in = out + np;
+    mine = sync_words(routine, dsm_rt.me, t->slot) + (size_t)phase * npes;
+    for (size_t i = 0; i < np; i++) {
+        int m = (t->me + 1 + (int)i) % t->size;
+        out[i] = sync_words(routine, t->pes[m], t->slot) +
+                 (size_t)phase * npes + (size_t)t->me;
+        in[i] = mine + m;
+    }
+    stream_check(routine, dsm_cuda_exchange_on_stream(out, in, np, stream));
+    free(out);
+}
+
+/* The copies of one fcollect (a2a = 0) or alltoall (a2a = 1). */
+static void stream_copies(const char *routine, const dsm_stream_team_t *t,
+                          char *dest, const char *src, size_t nbytes, int a2a,
+                          void *stream)
+{
+    const size_t n = (size_t)t->size;
+    void **dst = malloc(n * (sizeof(void *) * 2 + sizeof(size_t)));
+    const void **srcs;
+    size_t *len, k = 0;
+    char *mine = dest + (size_t)t->me * nbytes;
+
+    if (!dst)
+        dsm_rt_fatal(routine, "out of memory for %zu copies", n);
+    srcs = (const void **)(dst + n);
+    len = (size_t *)(void *)(srcs + n);
+    /* Peers first, in rotation order, then my own block. */
+    for (size_t i = 1; i <= n; i++) {
+        int m = (t->me + (int)i) % t->size;
+        const char *s = a2a ? src + (size_t)m * nbytes : src;
+        if (m == t->me) {
+            if (s == mine)
+                continue; /* in place */
+            dst[k] = mine;
+        } else {
+            dst[k] = dsm_rt_xlate(routine, mine, nbytes, t->pes[m]);
+        }
+        srcs[k] = s;
+        len[k++] = nbytes;
+    }
+    stream_check(routine,
+                 dsm_cuda_copies_on_stream(dst, srcs, len, k, stream));
+    free(dst);
+}
+#endif
+
+int pshmemx_barrier_on_stream(shmem_team_t team, void *stream)
+{
+    const char *routine = "shmemx_barrier_on_stream";
+    dsm_stream_team_t t;
+    need_gpu(routine);
+    dsm_coll_stream_team(team, routine, &t);
+#ifdef DSM_BUILD_CUDA
+    stream_phase(routine, &t, 0, stream);
+    stream_phase(routine, &t, 1, stream);
+#else
+    (void)stream;
+#endif
+    return 0;
+}
+DSM_WEAKX(barrier_on_stream)
+
+static void stream_coll(const char *routine, shmem_team_t team, void *dest,
+                        const void *source, size_t nbytes, int a2a,
+                        void *stream)
+{
+    dsm_stream_team_t t;
+    need_gpu(routine);
+    dsm_coll_stream_team(team, routine, &t);
+    if (!nbytes)
+        return;
+    const size_t total = nbytes * (size_t)t.size;
+    const char *s = source, *d = dest;
+    const size_t sspan = a2a ? total : nbytes;
+    if (!dest || !source)
+        dsm_rt_fatal(routine, "%s is NULL", dest ? "source" : "dest");
+    /* dest must be symmetric (checked by the translation below, here for
+     * the whole span) and, except for an in-place fcollect, apart from
+     * source. */
+    (void)dsm_rt_xlate(routine, dest, total, dsm_rt.me);
+    if (!(!a2a && s == d + (size_t)t.me * nbytes) && s < d + total &&
+        d < s + sspan)
+        dsm_rt_fatal(routine, "source %p overlaps dest %p (%zu bytes per PE)",
+                     source, dest, nbytes);
+#ifdef DSM_BUILD_CUDA
+    stream_phase(routine, &t, 0, stream);
+    stream_copies(routine, &t, dest, source, nbytes, a2a, stream);
+    stream_phase(routine, &t, 1, stream);
+#else
+    (void)stream;
+#endif
+}
+
+int pshmemx_fcollectmem_on_stream(shmem_team_t team, void *dest,
+                                  const void *source, size_t nelems,
+                                  void *stream)
+{
+    stream_coll("shmemx_fcollectmem_on_stream", team, dest, source, nelems, 0,
+                stream);
+    return 0;
+}
+DSM_WEAKX(fcollectmem_on_stream)
+
+int pshmemx_alltoallmem_on_stream(shmem_team_t team, void *dest,
+                                  const void *source, size_t nelems,
+                                  void *stream)
+{
+    stream_coll("shmemx_alltoallmem_on_stream", team, dest, source, nelems, 1,
+                stream);
+    return 0;
+}
+DSM_WEAKX(alltoallmem_on_stream)

@@ -6,9 +6,81 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 dsm_cu_t dsm_cu;
+
+static struct {
+    int enabled;
+    uint64_t kernel, kernel_ex, cooperative, host_fn;
+    __typeof__(&cuLaunchKernel) LaunchKernel;
+    __typeof__(&cuLaunchKernelEx) LaunchKernelEx;
+    __typeof__(&cuLaunchCooperativeKernel) LaunchCooperativeKernel;
+    __typeof__(&cuLaunchHostFunc) LaunchHostFunc;
+} cnt;
+
+static CUresult CUDAAPI count_kernel(CUfunction f, unsigned gx, unsigned gy,
+                                     unsigned gz, unsigned bx, unsigned by,
+                                     unsigned bz, unsigned shm, CUstream st,
+                                     void **args, void **extra)
+{
+    __atomic_fetch_add(&cnt.kernel, 1, __ATOMIC_RELAXED);
+    return cnt.LaunchKernel(f, gx, gy, gz, bx, by, bz, shm, st, args, extra);
+}
+
+static CUresult CUDAAPI count_kernel_ex(const CUlaunchConfig *c, CUfunction f,
+                                        void **args, void **extra)
+{
+    __atomic_fetch_add(&cnt.kernel_ex, 1, __ATOMIC_RELAXED);
+    return cnt.LaunchKernelEx(c, f, args, extra);
+}
+
+static CUresult CUDAAPI count_coop(CUfunction f, unsigned gx, unsigned gy,
+                                   unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shm, CUstream st,
+                                   void **args)
+{
+    __atomic_fetch_add(&cnt.cooperative, 1, __ATOMIC_RELAXED);
+    return cnt.LaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, shm, st,
+                                       args);
+}
+
+static CUresult CUDAAPI count_host_fn(CUstream st, CUhostFn fn, void *arg)
+{
+    __atomic_fetch_add(&cnt.host_fn, 1, __ATOMIC_RELAXED);
+    return cnt.LaunchHostFunc(st, fn, arg);
+}
+
+/* SHMEM_CUDA_COUNT_LAUNCHES=1: interpose the launch entries (cu.h). */
+static void count_setup(void)
+{
+    const char *e = getenv("SHMEM_CUDA_COUNT_LAUNCHES");
+    if (!e || !*e || !strcmp(e, "0"))
+        return;
+    cnt.enabled = 1;
+    cnt.LaunchKernel = dsm_cu.LaunchKernel;
+    dsm_cu.LaunchKernel = count_kernel;
+    cnt.LaunchHostFunc = dsm_cu.LaunchHostFunc;
+    dsm_cu.LaunchHostFunc = count_host_fn;
+    if (dsm_cu.LaunchKernelEx) {
+        cnt.LaunchKernelEx = dsm_cu.LaunchKernelEx;
+        dsm_cu.LaunchKernelEx = count_kernel_ex;
+    }
+    if (dsm_cu.LaunchCooperativeKernel) {
+        cnt.LaunchCooperativeKernel = dsm_cu.LaunchCooperativeKernel;
+        dsm_cu.LaunchCooperativeKernel = count_coop;
+    }
+}
+
+void dsm_cu_launch_counts(dsm_cu_launches_t *out)
+{
+    out->enabled = cnt.enabled;
+    out->kernel = __atomic_load_n(&cnt.kernel, __ATOMIC_RELAXED);
+    out->kernel_ex = __atomic_load_n(&cnt.kernel_ex, __ATOMIC_RELAXED);
+    out->cooperative = __atomic_load_n(&cnt.cooperative, __ATOMIC_RELAXED);
+    out->host_fn = __atomic_load_n(&cnt.host_fn, __ATOMIC_RELAXED);
+}
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static dsm_status_t load_status = DSM_ERR_NO_DEVICE;
@@ -71,6 +143,7 @@ static void load(void)
         dsm_debug("cuda: no device");
         goto fail;
     }
+    count_setup();
     load_status = DSM_OK;
     return;
 

@@ -28,6 +28,7 @@
     X(StreamCreate, 1)                                                         \
     X(StreamDestroy, 1)                                                        \
     X(StreamSynchronize, 1)                                                    \
+    X(StreamIsCapturing, 1)                                                    \
     X(MemcpyAsync, 1)                                                          \
     X(MemcpyBatchAsync, 0)                                                     \
     X(StreamWaitValue64, 1)                                                    \
@@ -55,7 +56,9 @@
     X(ModuleLoadData, 1)                                                       \
     X(ModuleUnload, 1)                                                         \
     X(ModuleGetFunction, 1)                                                    \
-    X(LaunchKernel, 1)
+    X(LaunchKernel, 1)                                                         \
+    X(LaunchKernelEx, 0)                                                       \
+    X(LaunchCooperativeKernel, 0)
 
 typedef struct dsm_cu {
     void *lib;
@@ -72,5 +75,19 @@ extern dsm_cu_t dsm_cu;
 dsm_status_t dsm_cu_load(void);
 /* Short text for a CUresult. */
 const char *dsm_cu_err(CUresult rc);
+
+/* Launch counting (SHMEM_CUDA_COUNT_LAUNCHES=1, read at load): the
+ * dsm_cu entries that start GPU work other than copies and stream memory
+ * operations -- cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel
+ * and cuLaunchHostFunc -- are replaced by wrappers that count each call
+ * the library makes, then call the driver. Every CUDA call of the library
+ * goes through dsm_cu, so the counts are complete for the library's own
+ * calls; work the driver starts by itself inside a call (e.g. the SM copy
+ * kernels it may use for a copy within one GPU) is not visible here. */
+typedef struct dsm_cu_launches {
+    int enabled;
+    uint64_t kernel, kernel_ex, cooperative, host_fn;
+} dsm_cu_launches_t;
+void dsm_cu_launch_counts(dsm_cu_launches_t *out);
 
 #endif /* DSM_SDMA_CUDA_CU_H */

@@ -1038,3 +1038,121 @@ dsm_status_t dsm_cuda_quiet_on_stream(dsm_sdma_t *s, void *stream)
     ctx_leave(prev);
     return stream_rc("cuStreamWaitValue64", rc);
 }
+
+static int capturing(CUstream st)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (dsm_cu.StreamIsCapturing(st, &cs) != CUDA_SUCCESS)
+        return 1; /* unknown: the form that is always legal */
+    return cs != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
+                                       const void *const *src,
+                                       const size_t *len, size_t n,
+                                       void *stream)
+{
+    CUstream st = (CUstream)stream;
+    CUresult rc = CUDA_SUCCESS;
+    size_t i;
+
+    if (!n)
+        return DSM_OK;
+    CUcontext prev = ctx_enter();
+    __typeof__(dsm_cu.MemcpyBatchAsync) batch =
+        __atomic_load_n(&dsm_cu.MemcpyBatchAsync, __ATOMIC_RELAXED);
+    if (n >= 2 && batch && n <= DSM_CUDA_MAX_BATCH && !capturing(st)) {
+        CUdeviceptr *d = malloc(2 * n * sizeof(*d)), *s_ = d + n;
+        size_t idx = 0;
+        CUmemcpyAttributes attr;
+        if (!d) {
+            ctx_leave(prev);
+            return DSM_ERR_NOMEM;
+        }
+        for (i = 0; i < n; i++) {
+            d[i] = (CUdeviceptr)(uintptr_t)dst[i];
+            s_[i] = (CUdeviceptr)(uintptr_t)src[i];
+        }
+        memset(&attr, 0, sizeof(attr));
+        attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        attr.flags = g.copy_flags;
+        rc = batch(d, s_, (size_t *)(uintptr_t)len, n, &attr, &idx, 1, st);
+        free(d);
+        if (rc == CUDA_SUCCESS) {
+            ctx_leave(prev);
+            return DSM_OK;
+        }
+        dsm_debug("cuda: cuMemcpyBatchAsync(%zu) on a caller's stream failed "
+                  "(%s); copying one by one", n, dsm_cu_err(rc));
+        rc = CUDA_SUCCESS;
+    }
+    for (i = 0; i < n && rc == CUDA_SUCCESS; i++)
+        if (len[i])
+            rc = dsm_cu.MemcpyAsync((CUdeviceptr)(uintptr_t)dst[i],
+                                    (CUdeviceptr)(uintptr_t)src[i], len[i],
+                                    st);
+    ctx_leave(prev);
+    return stream_rc("cuMemcpyAsync", rc);
+}
+
+/* The GPU's address of a word in this process (device or registered host
+ * memory); 0 when the GPU cannot reach it. */
+static CUdeviceptr gpu_word(uint64_t *w)
+{
+    intptr_t delta;
+    if (classify(w, &delta) == MEM_PAGEABLE)
+        return 0;
+    return (CUdeviceptr)((intptr_t)(uintptr_t)w + delta);
+}
+
+dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
+                                         uint64_t *const *in, size_t n,
+                                         void *stream)
+{
+    CUstreamBatchMemOpParams ops[DSM_CUDA_MAX_MEMOPS];
+    CUstream st = (CUstream)stream;
+    CUresult rc = CUDA_SUCCESS;
+    unsigned k = 0;
+
+    if (!n)
+        return DSM_OK;
+    CUcontext prev = ctx_enter();
+    /* 3n operations in order: signals out, waits, resets. */
+    for (size_t j = 0; j < 3 * n && rc == CUDA_SUCCESS; j++) {
+        size_t i = j % n;
+        int phase = (int)(j / n);
+        CUdeviceptr a = gpu_word(phase == 0 ? out[i] : in[i]);
+        CUstreamBatchMemOpParams *op = &ops[k++];
+        if (!a) {
+            ctx_leave(prev);
+            return DSM_ERR_UNSUPPORTED;
+        }
+        memset(op, 0, sizeof(*op));
+        if (phase == 1) {
+            op->waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+            op->waitValue.address = a;
+            op->waitValue.value64 = 1;
+            op->waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+        } else {
+            op->writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+            op->writeValue.address = a;
+            op->writeValue.value64 = phase == 0 ? 1 : 0;
+            op->writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+        }
+        if (k == DSM_CUDA_MAX_MEMOPS || j + 1 == 3 * n) {
+            rc = dsm_cu.StreamBatchMemOp(st, k, ops, 0);
+            k = 0;
+        }
+    }
+    ctx_leave(prev);
+    return stream_rc("cuStreamBatchMemOp", rc);
+}
+
+int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns)
+{
+    dsm_cu_launches_t c;
+    dsm_cu_launch_counts(&c);
+    *kernels = c.kernel + c.kernel_ex + c.cooperative;
+    *host_fns = c.host_fn;
+    return c.enabled;
+}

@@ -56,4 +56,25 @@ dsm_status_t dsm_cuda_wait_on_stream(uint64_t *word, uint64_t value, int eq,
  * has completed. */
 dsm_status_t dsm_cuda_quiet_on_stream(dsm_sdma_t *s, void *stream);
 
+/* On-stream collective steps (src/runtime/gpu.c). Both only enqueue.
+ * copies: n copies dst[i] <- src[i] of len[i] bytes, unordered among
+ * themselves, ordered after earlier work of the stream: one
+ * cuMemcpyBatchAsync when the stream is not being captured (graphs cannot
+ * hold one), else one cuMemcpyAsync each. */
+dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
+                                       const void *const *src,
+                                       const size_t *len, size_t n,
+                                       void *stream);
+/* exchange: store 1 into each of the n words out[i] (peers' words, as
+ * mapped here), wait until each of my n words in[i] equals 1, then store 0
+ * into them, as stream memory operations in that order (as few
+ * cuStreamBatchMemOp as the 255-operation limit allows). */
+dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
+                                         uint64_t *const *in, size_t n,
+                                         void *stream);
+
+/* Launch counts of the library's CUDA calls (SHMEM_CUDA_COUNT_LAUNCHES=1).
+ * Returns 0 when counting is off. */
+int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns);
+
 #endif /* DSM_SDMA_CUDA_DEVMEM_H */
