@@ -1,5 +1,6 @@
 #!/bin/bash
-# Build dmashmem on a bare GPU machine and run the GPU tests and benchmark.
+# Build dmashmem on a bare GPU machine and run the GPU tests, the kernel
+# count check and the benchmark (with the NCCL comparison), in one call.
 #
 #   test/gpu/run-on-device.sh [OUTDIR]        (from the repository root)
 #
@@ -8,19 +9,25 @@
 # `autoreconf -fi` where autotools exist and bring them along. Without gcc
 # or make there, a tree prebuilt elsewhere in .gpubuild/ (configure
 # --without-hwloc --without-ofi --without-pmix) is used instead. Runs
-#   gpu_rma, gpu_stream      2 PEs on one GPU, then 2 PEs on two GPUs
-#   gpu_kill.sh              a PE killed mid-job; no GPU process left
-#   bench/gpu_bench          2 PEs, one per GPU (or both on GPU 0)
-# Logs go to OUTDIR (default $OUT, else ./gpu-results); a summary table is
-# printed last. NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
+#   gpu_graph, gpu_rma, gpu_coll  2 PEs, one per GPU, with
+#       SHMEM_CUDA_COUNT_LAUNCHES=1: the library must launch no kernel
+#       (RMA, fcollect, alltoall, on-stream collectives)
+#   gpu_stream                    (its signal-add uses a kernel: counted)
+#   the same with 2 PEs on one GPU
+#   bench/gpu_bench --compare nccl, then --coll-only per variant
+#   gpu_coll per variant, gpu_kill.sh, 4 PEs and 1 PE
+# Logs go to OUTDIR (default $OUT, else ./gpu-results); the summary and the
+# benchmark tables are printed last. NVLink multicast stays off
+# (NCCL_NVLS_ENABLE=0).
 set -u
 OUTDIR=${1:-${OUT:-$PWD/gpu-results}}
 mkdir -p "$OUTDIR"
+export OUT=$OUTDIR
 SRC=$PWD
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 SUMMARY=$OUTDIR/summary.txt
 : >"$SUMMARY"
-row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
+row() { printf '%-48s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
 
 # ---- what this machine has
 {
@@ -29,10 +36,11 @@ row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
     nvidia-smi -L 2>&1
     nvidia-smi topo -m 2>&1 | head -5
     nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1 | head -1
-    for t in gcc cc make autoconf automake libtool pkg-config nvcc; do
+    for t in gcc cc make autoconf automake libtool pkg-config nvcc nsys; do
         printf '%-11s %s\n' "$t" "$(command -v $t || echo MISSING)"
     done
     ldconfig -p | grep -m2 libcuda.so
+    ldconfig -p | grep -m2 libnccl.so
 } >"$OUTDIR/probe.log" 2>&1
 cat "$OUTDIR/probe.log"
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -44,8 +52,8 @@ if command -v gcc >/dev/null && command -v make >/dev/null && [ -x "$SRC/configu
     if { "$SRC/configure" --without-hwloc --without-ofi --without-pmix \
             --disable-werror && \
          make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
-            test/gpu/gpu_rma test/gpu/gpu_stream test/gpu/gpu_coll bench/gpu_bench \
-            test/mp/exit_prog; } \
+            test/gpu/gpu_rma test/gpu/gpu_stream test/gpu/gpu_coll \
+            test/gpu/gpu_graph bench/gpu_bench test/mp/exit_prog; } \
         >"$OUTDIR/build.log" 2>&1; then
         row "build (configure + make, here)" ok
     else
@@ -74,20 +82,39 @@ export top_builddir=$B top_srcdir=$SRC
 # The whole script stays inside DEADLINE seconds (a device lease is
 # short): what would start after it is reported as not run.
 DEADLINE=${DEADLINE:-370}
-late() { [ "$SECONDS" -ge "$DEADLINE" ]; }
+late() { [ $((SECONDS + ${1:-0})) -ge "$DEADLINE" ]; }
+LAST=$OUTDIR/last.log
 run() { # NAME TIMEOUT CMD...: run, log, one summary row
     local name=$1 t=$2
     shift 2
-    if late; then row "$name" "NOT RUN (deadline)"; return; fi
+    if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return; fi
     echo "=== $name: $*" >>"$OUTDIR/tests.log"
     local t0=$(date +%s%N)
-    timeout "$t" "$@" >>"$OUTDIR/tests.log" 2>&1
+    timeout "$t" "$@" >"$LAST" 2>&1
     local rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    cat "$LAST" >>"$OUTDIR/tests.log"
     case $rc in
     0) row "$name" "PASS (${ms} ms)" ;;
     77) row "$name" "SKIP" ;;
-    *) row "$name" "FAIL rc=$rc (${ms} ms)"; tail -15 "$OUTDIR/tests.log" ;;
+    *) row "$name" "FAIL rc=$rc (${ms} ms)"; tail -15 "$LAST" ;;
     esac
+}
+# Kernel count of the last run (SHMEM_CUDA_COUNT_LAUNCHES=1): every PE
+# prints "cuda launches by the library: kernels K, host functions H".
+kcount() { # NAME EXPECT(zero|any)
+    local k n
+    n=$(grep -c "cuda launches by the library" "$LAST")
+    k=$(sed -n 's/.*cuda launches by the library: kernels \([0-9]*\),.*/\1/p' "$LAST" |
+        awk '{ s += $1 } END { print s + 0 }')
+    h=$(sed -n 's/.*host functions \([0-9]*\).*/\1/p' "$LAST" |
+        awk '{ s += $1 } END { print s + 0 }')
+    if [ "$n" -eq 0 ]; then
+        row "kernels: $1" "NO COUNT LINE (FAIL)"
+    elif [ "$2" = zero ] && [ "$k" -ne 0 ]; then
+        row "kernels: $1" "FAIL: $k kernel launches ($n PEs; host fns $h)"
+    else
+        row "kernels: $1" "$k kernel launches, $h host functions ($n PEs)$([ "$2" = zero ] && echo ' PASS')"
+    fi
 }
 
 export SHMEM_SYMMETRIC_SIZE=64M SHMEM_DEVICE_HEAP_SIZE=1G
@@ -96,47 +123,69 @@ SHMEM_VERSION=1 SHMEM_DEBUG=1 timeout 40 "$L" -n 1 "$B/test/gpu/gpu_rma" \
     >"$OUTDIR/first.log" 2>&1
 grep -m3 -E "sdma backend|cuda:|device heap" "$OUTDIR/first.log"
 
-bench() { # LABEL ENV...
-    local label=$1
-    shift
-    if late; then echo "gpu_bench $label: NOT RUN (deadline)" | tee -a "$OUTDIR/bench.log"; return; fi
-    echo "=== gpu_bench $label ($*)" >>"$OUTDIR/bench.log"
-    env "$@" timeout 60 "$L" -n 2 --timeout 55 "$B/bench/gpu_bench" \
+bench() { # LABEL TIMEOUT ARGS... -- ENV...
+    local label=$1 t=$2
+    shift 2
+    local args=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    if late $((t / 3)); then echo "gpu_bench $label: NOT RUN (deadline)" | tee -a "$OUTDIR/bench.log"; return; fi
+    echo "=== gpu_bench $label (${args[*]}; env $*)" >>"$OUTDIR/bench.log"
+    env "$@" SHMEM_DEVICE_HEAP_SIZE=4G timeout "$t" "$L" -n "${NP:-2}" --timeout $((t - 5)) \
+        "$B/bench/gpu_bench" --label "$label" "${args[@]}" \
         >>"$OUTDIR/bench.log" 2>&1 || echo "gpu_bench $label failed rc=$?" | tee -a "$OUTDIR/bench.log"
 }
+
 # Most telling first: a late step is skipped, not the whole report.
-for layout in 2gpu 1gpu; do
-    if [ $layout = 1gpu ]; then
-        export SHMEM_CUDA_DEVICE=0
-    else
-        [ "$NGPU" -ge 2 ] || { row "2 PEs on 2 GPUs" "SKIP (one GPU)"; continue; }
-        unset SHMEM_CUDA_DEVICE
-    fi
-    run "gpu_rma     2 PEs, $layout" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
-    run "gpu_stream  2 PEs, $layout" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
-done
-unset SHMEM_CUDA_DEVICE
-# Collectives on device buffers, each chain variant in turn (2 PEs, one per
-# GPU when there are two); the test prints its 1 KiB times into tests.log.
-for algo in auto pcpy b2b; do
-    run "gpu_coll    2 PEs, $algo" 60 env SHMEM_FCOLLECT_ALGORITHM=$algo \
-        SHMEM_ALLTOALL_ALGORITHM=$algo "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
-done
-[ "$NGPU" -ge 2 ] && bench "2 GPUs" SHMEM_SDMA_STATS=1
+if [ "$NGPU" -ge 2 ]; then
+    export SHMEM_CUDA_COUNT_LAUNCHES=1
+    run "gpu_graph   2 PEs, 2 GPUs" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_graph"
+    kcount "gpu_graph (on-stream coll + graph), 2 GPUs" zero
+    run "gpu_rma     2 PEs, 2 GPUs" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
+    kcount "gpu_rma (RMA), 2 GPUs" zero
+    run "gpu_coll    2 PEs, 2 GPUs, auto" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
+    kcount "gpu_coll (fcollect, alltoall), 2 GPUs" zero
+    run "gpu_stream  2 PEs, 2 GPUs" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
+    kcount "gpu_stream (has SIGNAL_ADD), 2 GPUs" any
+    unset SHMEM_CUDA_COUNT_LAUNCHES
+    bench auto 150 --compare nccl -- SHMEM_SDMA_STATS=0
+else
+    row "2 PEs on 2 GPUs" "SKIP (one GPU)"
+fi
+export SHMEM_CUDA_DEVICE=0 SHMEM_CUDA_COUNT_LAUNCHES=1
+run "gpu_graph   2 PEs, 1 GPU" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_graph"
+kcount "gpu_graph, 2 PEs on 1 GPU" any
+run "gpu_rma     2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
+kcount "gpu_rma, 2 PEs on 1 GPU" any
+run "gpu_stream  2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
+unset SHMEM_CUDA_DEVICE SHMEM_CUDA_COUNT_LAUNCHES
+if [ "$NGPU" -ge 2 ]; then
+    bench pcpy 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=pcpy SHMEM_ALLTOALL_ALGORITHM=pcpy
+    bench b2b 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=b2b SHMEM_ALLTOALL_ALGORITHM=b2b
+    for algo in pcpy b2b; do
+        run "gpu_coll    2 PEs, 2 GPUs, $algo" 60 env SHMEM_FCOLLECT_ALGORITHM=$algo \
+            SHMEM_ALLTOALL_ALGORITHM=$algo "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
+    done
+fi
 run "gpu_kill.sh (kill -9 of a PE)" 60 bash "$SRC/test/gpu/gpu_kill.sh"
 echo "nvidia-smi apps after tests: $(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader | tr '\n' ';')" \
     | tee -a "$SUMMARY"
-[ "$NGPU" -ge 2 ] && bench "2 GPUs, no proxy thread" SHMEM_SDMA_PROXY=0
-[ "$NGPU" -ge 2 ] && bench "2 GPUs, no proxy, batch from 2 copies" SHMEM_SDMA_PROXY=0 SHMEM_CUDA_BATCH_MIN=2
-bench "1 GPU (both PEs on GPU 0)" SHMEM_CUDA_DEVICE=0
-bench "1 GPU, no proxy" SHMEM_CUDA_DEVICE=0 SHMEM_SDMA_PROXY=0
-bench "1 GPU, no proxy, SM copies allowed" SHMEM_CUDA_DEVICE=0 SHMEM_SDMA_PROXY=0 SHMEM_CUDA_PREFER_CE=0
+run "gpu_graph   4 PEs, 2 per GPU" 60 "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_graph"
 run "gpu_rma     4 PEs, 2 per GPU" 50 "$L" -n 4 --timeout 45 "$B/test/gpu/gpu_rma"
 run "gpu_rma     1 PE" 40 "$L" -n 1 --timeout 35 "$B/test/gpu/gpu_rma"
-cat "$OUTDIR/bench.log"
+NP=4 bench 4pes-2pergpu 60 --coll-only --quick --compare nccl --
+[ "$NGPU" -ge 2 ] && bench bcast-swap 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=bcast SHMEM_ALLTOALL_ALGORITHM=swap
+[ "$NGPU" -ge 2 ] && bench proxy0 60 --max 1048576 -- SHMEM_SDMA_PROXY=0
 
+echo
+echo "================ logs: bench.log (benchmark), tests.log (tests)"
+grep -E "^(graph|direct|gpu_coll) " "$OUTDIR/tests.log"
+grep -E "^# (gpu_bench|nccl)" "$OUTDIR/bench.log"
+for f in "$OUTDIR"/gpu_bench-*.csv; do
+    [ -f "$f" ] || continue
+    echo "---- ${f##*/}"
+    column -t -s, "$f" 2>/dev/null || cat "$f"
+done
 echo
 echo "================ summary ($(date -u +%F), $NGPU GPU(s))"
 cat "$SUMMARY"
-grep -E "^(put_nbi_bw|putmem_lat|g_lat|nbi64)|^=== gpu_bench" "$OUTDIR/bench.log"
-grep -E "^gpu_coll " "$OUTDIR/tests.log"
