@@ -62,10 +62,16 @@
 
 /* ------------------------------------------------------------------ options */
 
+/* Who starts the PEs: this program (one node), or an external PMIx
+ * launcher the job is handed to (exec). */
+enum { LAUNCH_UNSET, LAUNCH_LOCAL, LAUNCH_MPIRUN, LAUNCH_SRUN };
+
 typedef struct options {
     int npes;
     bool tag_output;
     double timeout_s; /* 0 = none */
+    int launcher;       /* LAUNCH_*; UNSET = local, or mpirun with --hosts */
+    const char *hosts;  /* --hosts h1,h2,... or NULL */
     char **argv;      /* program and its arguments */
 } options_t;
 
@@ -81,6 +87,10 @@ static void usage(FILE *f)
             "  --tag-output       prefix every output line with [PE] \n"
             "  --timeout SEC      end the job after SEC seconds (exit 124);\n"
             "                     default: $SHMEM_LAUNCHER_TIMEOUT, else none\n"
+            "  --launcher L       local (default): start the PEs here;\n"
+            "                     mpirun or srun: hand the job to that PMIx\n"
+            "                     launcher (several nodes)\n"
+            "  --hosts H1,H2,...  run on these hosts (implies --launcher mpirun)\n"
             "  -h, --help         show this help and exit\n"
             "  --version          show the version and exit\n",
             MAX_PES);
@@ -111,6 +121,13 @@ static int parse_timeout_str(const char *s, double *out)
     return 0;
 }
 
+/* Whole units, rounded up (no libm for one ceil). */
+static double ceil_s(double v)
+{
+    double w = (double)(long long)v;
+    return w < v ? w + 1 : w;
+}
+
 static int parse_timeout(const char *s, options_t *o)
 {
     if (parse_timeout_str(s, &o->timeout_s) == 0)
@@ -122,6 +139,37 @@ static int parse_timeout(const char *s, options_t *o)
 static int set_tag_output(const char *s, options_t *o)
 {
     o->tag_output = true;
+    return 0;
+}
+
+static int set_launcher(const char *s, options_t *o)
+{
+    if (strcmp(s, "local") == 0)
+        o->launcher = LAUNCH_LOCAL;
+    else if (strcmp(s, "mpirun") == 0)
+        o->launcher = LAUNCH_MPIRUN;
+    else if (strcmp(s, "srun") == 0)
+        o->launcher = LAUNCH_SRUN;
+    else {
+        fprintf(stderr, PROG ": invalid launcher '%s' (local, mpirun or "
+                        "srun)\n", s);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_hosts(const char *s, options_t *o)
+{
+    /* A comma-separated list of names (Open MPI's host:slots accepted). */
+    bool ok = *s && s[strlen(s) - 1] != ',' && *s != ',' && !strstr(s, ",,");
+    for (const char *c = s; ok && *c; c++)
+        ok = isalnum((unsigned char)*c) || strchr("-_.:,[]", *c);
+    if (!ok) {
+        fprintf(stderr, PROG ": invalid host list '%s' (names separated by "
+                        "commas)\n", s);
+        return -1;
+    }
+    o->hosts = s;
     return 0;
 }
 
@@ -137,6 +185,8 @@ static const option_desc_t option_table[] = {
     {{"-n", "-np", "--np"}, true, parse_npes},
     {{"--tag-output", NULL, NULL}, false, set_tag_output},
     {{"--timeout", NULL, NULL}, true, parse_timeout},
+    {{"--launcher", NULL, NULL}, true, set_launcher},
+    {{"--hosts", "--host", NULL}, true, set_hosts},
 };
 
 /* Returns -1 to continue, else the exit code for main. */
@@ -209,6 +259,13 @@ static int parse_args(int argc, char **argv, options_t *o)
             goto bad;
         }
     }
+    if (o->hosts && o->launcher == LAUNCH_LOCAL) {
+        fprintf(stderr, PROG ": --hosts needs --launcher mpirun or srun (the "
+                        "local launcher starts PEs on this node only)\n");
+        goto bad;
+    }
+    if (o->launcher == LAUNCH_UNSET)
+        o->launcher = o->hosts ? LAUNCH_MPIRUN : LAUNCH_LOCAL;
     o->argv = argv + i;
     return -1;
 bad:
@@ -1505,6 +1562,177 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------------ hand-off */
+
+/* The external launcher's executable, found in PATH as execvp(3) would. */
+static char *find_in_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/bin:/usr/bin";
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t dl = end ? (size_t)(end - path) : strlen(path);
+        char *cand = NULL;
+        struct stat st;
+        if (asprintf(&cand, "%.*s/%s", (int)dl, dl ? path : ".", name) < 0)
+            return NULL;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+        path += dl + (end ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* One word of the printed command line, quoted for a POSIX shell when it
+ * holds anything but plain characters. */
+static void print_word(const char *w)
+{
+    bool plain = *w != '\0';
+    for (const char *c = w; plain && *c; c++)
+        plain = isalnum((unsigned char)*c) || strchr("_@%+=:,./-", *c);
+    if (plain) {
+        fputs(w, stderr);
+        return;
+    }
+    fputc('\'', stderr);
+    for (const char *c = w; *c; c++) {
+        if (*c == '\'')
+            fputs("'\\''", stderr);
+        else
+            fputc(*c, stderr);
+    }
+    fputc('\'', stderr);
+}
+
+/* Variables the PEs read, exported by name to remote nodes (mpirun -x;
+ * srun exports the whole environment by default). */
+static bool forwarded_var(const char *e)
+{
+    return (strncmp(e, "SHMEM_", 6) == 0 || strncmp(e, "SMA_", 4) == 0) &&
+           strchr(e, '=');
+}
+
+/* --launcher mpirun|srun, or --hosts: exec the external PMIx launcher with
+ * the job. Returns only on failure, with the exit status for main. */
+static int hand_off(const options_t *o)
+{
+    extern char **environ;
+    const bool mpirun = o->launcher == LAUNCH_MPIRUN;
+    const char *name = mpirun ? "mpirun" : "srun";
+    char np[16], tbuf[48], *hostarg = NULL;
+    char **av = NULL, **names = NULL;
+    size_t nenv = 0, nargs = 0, nnames = 0, k = 0;
+    int rc = EXIT_NOEXEC;
+    char *exe = find_in_path(name);
+
+    if (!exe) {
+        fprintf(stderr,
+                PROG ": --launcher %s: '%s' not found in PATH (%s)\n", name,
+                name,
+                mpirun ? "install Open MPI's mpirun, e.g. Debian's "
+                         "openmpi-bin, or run on this node without "
+                         "--launcher/--hosts"
+                       : "run inside a Slurm allocation with srun in PATH, "
+                         "or use --launcher mpirun");
+        return rc;
+    }
+    for (char **e = environ; e && *e; e++)
+        nenv++;
+    while (o->argv[nargs])
+        nargs++;
+    av = calloc(16 + 2 * nenv + nargs + 1, sizeof(char *));
+    names = calloc(nenv + 1, sizeof(char *));
+    if (!av || !names) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    snprintf(np, sizeof(np), "%d", o->npes);
+    av[k++] = exe;
+    if (mpirun) {
+        av[k++] = "--oversubscribe";
+        av[k++] = "-np";
+        av[k++] = np;
+        /* Open MPI refuses root without it; CI and containers run as
+         * root. */
+        if (geteuid() == 0)
+            av[k++] = "--allow-run-as-root";
+        if (o->hosts) {
+            av[k++] = "--host";
+            av[k++] = (char *)o->hosts;
+        }
+        if (o->tag_output)
+            av[k++] = "--tag-output";
+        if (o->timeout_s > 0) {
+            snprintf(tbuf, sizeof(tbuf), "%.0f", ceil_s(o->timeout_s));
+            av[k++] = "--timeout";
+            av[k++] = tbuf;
+        }
+        for (char **e = environ; e && *e; e++) {
+            if (!forwarded_var(*e))
+                continue;
+            names[nnames] = strndup(*e, (size_t)(strchr(*e, '=') - *e));
+            if (!names[nnames]) {
+                fprintf(stderr, PROG ": out of memory\n");
+                rc = 1;
+                goto out;
+            }
+            av[k++] = "-x";
+            av[k++] = names[nnames++];
+        }
+    } else {
+        av[k++] = "--mpi=pmix";
+        av[k++] = "-n";
+        av[k++] = np;
+        if (o->hosts) {
+            if (asprintf(&hostarg, "--nodelist=%s", o->hosts) < 0) {
+                hostarg = NULL;
+                fprintf(stderr, PROG ": out of memory\n");
+                rc = 1;
+                goto out;
+            }
+            av[k++] = hostarg;
+        }
+        if (o->tag_output)
+            av[k++] = "--label";
+        if (o->timeout_s > 0) {
+            /* srun's limit is in minutes. */
+            snprintf(tbuf, sizeof(tbuf), "--time=%.0f",
+                     ceil_s(o->timeout_s / 60.0));
+            av[k++] = tbuf;
+        }
+    }
+    for (size_t i = 0; i < nargs; i++)
+        av[k++] = o->argv[i];
+    av[k] = NULL;
+
+    /* Our own bootstrap's variables must not reach the PEs: they would
+     * pick the launcher bootstrap instead of PMIx. */
+    unsetenv(DSM_WIRE_ENV_SOCK);
+    unsetenv(DSM_WIRE_ENV_RANK);
+    unsetenv(DSM_WIRE_ENV_SIZE);
+    fputs(PROG ": running:", stderr);
+    for (size_t i = 0; i < k; i++) {
+        fputc(' ', stderr);
+        print_word(av[i]);
+    }
+    fputc('\n', stderr);
+    fflush(stderr);
+    execv(exe, av);
+    fprintf(stderr, PROG ": cannot run %s: %s\n", exe, strerror(errno));
+out:
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i]);
+    free(names);
+    free(hostarg);
+    free(av);
+    free(exe);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -1518,6 +1746,8 @@ int main(int argc, char **argv)
     rc = parse_args(argc, argv, &job.opt);
     if (rc >= 0)
         return rc;
+    if (job.opt.launcher != LAUNCH_LOCAL)
+        return hand_off(&job.opt);
     rc = 1;
     job.self = getpid();
 
