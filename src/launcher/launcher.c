@@ -69,10 +69,10 @@ enum { LAUNCH_UNSET, LAUNCH_LOCAL, LAUNCH_MPIRUN, LAUNCH_SRUN };
 typedef struct options {
     int npes;
     bool tag_output;
-    double timeout_s; /* 0 = none */
-    int launcher;       /* LAUNCH_*; UNSET = local, or mpirun with --hosts */
-    const char *hosts;  /* --hosts h1,h2,... or NULL */
-    char **argv;      /* program and its arguments */
+    double timeout_s;  /* 0 = none */
+    int launcher;      /* LAUNCH_*; UNSET = local, or mpirun with --hosts */
+    const char *hosts; /* --hosts h1,h2,... or NULL */
+    char **argv;       /* program and its arguments */
 } options_t;
 
 static void usage(FILE *f)
@@ -81,7 +81,7 @@ static void usage(FILE *f)
             "Usage: " PROG " -n N [options] program [args...]\n"
             "       oshrun -n N [options] program [args...]\n"
             "Start N processing elements (PEs) of an OpenSHMEM program on this "
-            "node.\n\n"
+            "node,\nor on several through mpirun or srun.\n\n"
             "Options:\n"
             "  -n, -np, --np N    number of PEs to start (1..%d)\n"
             "  --tag-output       prefix every output line with [PE] \n"
@@ -90,7 +90,7 @@ static void usage(FILE *f)
             "  --launcher L       local (default): start the PEs here;\n"
             "                     mpirun or srun: hand the job to that PMIx\n"
             "                     launcher (several nodes)\n"
-            "  --hosts H1,H2,...  run on these hosts (implies --launcher mpirun)\n"
+            "  --hosts H1,H2,...  run on these hosts (implies mpirun)\n"
             "  -h, --help         show this help and exit\n"
             "  --version          show the version and exit\n",
             MAX_PES);

@@ -79,7 +79,7 @@ static struct {
     bool up;
     pmix_proc_t me;
     int size;
-    int *node_of;   /* dense node id of every rank */
+    int *node_of;    /* dense node id of every rank */
     bool finalizing; /* lost-connection events are expected from here on */
     size_t evhdlr;
     bool evhdlr_set;
@@ -87,15 +87,13 @@ static struct {
     /* descriptor server */
     pthread_mutex_t lock;
     fd_ent_t *fds;
-    int lfd;            /* listening socket, -1 until the first put_fd */
+    int lfd;              /* listening socket, -1 until the first put_fd */
     int stop_rd, stop_wr; /* fini closes stop_wr: the thread ends */
     pthread_t thr;
     bool thr_up;
     fdsrv_addr_t addr;
-} px = {.lock = PTHREAD_MUTEX_INITIALIZER,
-        .lfd = -1,
-        .stop_rd = -1,
-        .stop_wr = -1};
+} px = {
+    .lock = PTHREAD_MUTEX_INITIALIZER, .lfd = -1, .stop_rd = -1, .stop_wr = -1};
 
 static int pmix_detect(void)
 {
@@ -123,17 +121,46 @@ static int value_u32(const pmix_value_t *v, uint32_t *out)
 {
     uint64_t x;
     switch (v->type) {
-    case PMIX_UINT8: x = v->data.uint8; break;
-    case PMIX_UINT16: x = v->data.uint16; break;
-    case PMIX_UINT32: x = v->data.uint32; break;
-    case PMIX_UINT64: x = v->data.uint64; break;
-    case PMIX_SIZE: x = v->data.size; break;
-    case PMIX_UINT: x = v->data.uint; break;
-    case PMIX_INT: if (v->data.integer < 0) return -1; x = (uint64_t)v->data.integer; break;
-    case PMIX_INT32: if (v->data.int32 < 0) return -1; x = (uint64_t)v->data.int32; break;
-    case PMIX_INT16: if (v->data.int16 < 0) return -1; x = (uint64_t)v->data.int16; break;
-    case PMIX_INT64: if (v->data.int64 < 0) return -1; x = (uint64_t)v->data.int64; break;
-    default: return -1;
+    case PMIX_UINT8:
+        x = v->data.uint8;
+        break;
+    case PMIX_UINT16:
+        x = v->data.uint16;
+        break;
+    case PMIX_UINT32:
+        x = v->data.uint32;
+        break;
+    case PMIX_UINT64:
+        x = v->data.uint64;
+        break;
+    case PMIX_SIZE:
+        x = v->data.size;
+        break;
+    case PMIX_UINT:
+        x = v->data.uint;
+        break;
+    case PMIX_INT:
+        if (v->data.integer < 0)
+            return -1;
+        x = (uint64_t)v->data.integer;
+        break;
+    case PMIX_INT32:
+        if (v->data.int32 < 0)
+            return -1;
+        x = (uint64_t)v->data.int32;
+        break;
+    case PMIX_INT16:
+        if (v->data.int16 < 0)
+            return -1;
+        x = (uint64_t)v->data.int16;
+        break;
+    case PMIX_INT64:
+        if (v->data.int64 < 0)
+            return -1;
+        x = (uint64_t)v->data.int64;
+        break;
+    default:
+        return -1;
     }
     if (x > UINT32_MAX)
         return -1;
@@ -161,8 +188,8 @@ static pmix_status_t get_u32(pmix_rank_t rank, const char *key, uint32_t *out)
 
 typedef struct node_key {
     int rank;
-    uint32_t id;      /* PMIX_NODEID, when every rank has one */
-    char *host;       /* else PMIX_HOSTNAME */
+    uint32_t id; /* PMIX_NODEID, when every rank has one */
+    char *host;  /* else PMIX_HOSTNAME */
 } node_key_t;
 
 static int by_node(const void *a, const void *b)
@@ -214,8 +241,7 @@ static dsm_status_t node_layout(dsm_boot_info_t *info)
             pmix_value_t *v = NULL;
             load_proc(&p, (pmix_rank_t)r);
             rc = PMIx_Get(&p, PMIX_HOSTNAME, NULL, 0, &v);
-            if (rc == PMIX_SUCCESS && v->type == PMIX_STRING &&
-                v->data.string)
+            if (rc == PMIX_SUCCESS && v->type == PMIX_STRING && v->data.string)
                 k[r].host = strdup(v->data.string);
             if (v)
                 PMIX_VALUE_RELEASE(v);
@@ -274,8 +300,8 @@ static void lost_server(size_t id, pmix_status_t status,
                          "job's launcher is gone; ending\n",
                          (int)px.me.rank, PMIx_Error_string(status));
         if (n > 0) {
-            ssize_t w = write(STDERR_FILENO, msg,
-                              DSM_MIN((size_t)n, sizeof(msg) - 1));
+            ssize_t w =
+                write(STDERR_FILENO, msg, DSM_MIN((size_t)n, sizeof(msg) - 1));
             (void)w;
         }
         _exit(1);
@@ -319,8 +345,7 @@ static dsm_status_t pmix_init(dsm_boot_info_t *info)
         goto fail;
     /* The server's own view of the node must agree with the layout. */
     if (get_u32(px.me.rank, PMIX_LOCAL_RANK, &lrank) == PMIX_SUCCESS &&
-        get_u32(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &lsize) ==
-            PMIX_SUCCESS &&
+        get_u32(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &lsize) == PMIX_SUCCESS &&
         (lsize != (uint32_t)info->node_size || lrank >= lsize)) {
         dsm_log_error("pmix bootstrap: PE %d: the PMIx server says local "
                       "rank %u of %u, but %d PEs share this node",
@@ -453,8 +478,7 @@ static dsm_status_t get_raw(int rank, const char *k, void *val, size_t *len)
     if (v->type != PMIX_BYTE_OBJECT) {
         dsm_log_error("pmix bootstrap: PE %d: PE %d's %s has PMIx type %s, "
                       "not a byte object",
-                      (int)px.me.rank, rank, k,
-                      PMIx_Data_type_string(v->type));
+                      (int)px.me.rank, rank, k, PMIx_Data_type_string(v->type));
         st = DSM_ERR_IO;
     } else if (v->data.bo.size > *len) {
         *len = v->data.bo.size;
@@ -468,8 +492,7 @@ static dsm_status_t get_raw(int rank, const char *k, void *val, size_t *len)
     return st;
 }
 
-static dsm_status_t pmix_get(int rank, const char *key, void *val,
-                             size_t *len)
+static dsm_status_t pmix_get(int rank, const char *key, void *val, size_t *len)
 {
     char k[DSM_BOOT_KEY_MAX + sizeof(KEY_PREFIX)];
     dsm_status_t st = check_key("get", key);
@@ -611,8 +634,8 @@ static dsm_status_t fdsrv_start(void)
     px.addr.magic = FD_MAGIC;
     px.addr.pid = (uint32_t)getpid();
     if (getrandom(px.addr.token, TOKEN_LEN, 0) != TOKEN_LEN) {
-        dsm_log_error("pmix bootstrap: PE %d: getrandom: %s",
-                      (int)px.me.rank, strerror(errno));
+        dsm_log_error("pmix bootstrap: PE %d: getrandom: %s", (int)px.me.rank,
+                      strerror(errno));
         return DSM_ERR_IO;
     }
     px.lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -788,10 +811,9 @@ static dsm_status_t pmix_get_fd(int rank, const char *key, int *fd)
     sa.sun_family = AF_UNIX;
     memcpy(sa.sun_path, a.name, a.namelen);
     c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (c < 0 ||
-        connect(c, (struct sockaddr *)&sa,
-                (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-                            a.namelen)) < 0) {
+    if (c < 0 || connect(c, (struct sockaddr *)&sa,
+                         (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+                                     a.namelen)) < 0) {
         dsm_log_error("pmix bootstrap: PE %d: get_fd('%s'): cannot reach PE "
                       "%d's descriptor server (pid %u, @%.*s): %s",
                       (int)px.me.rank, key, rank, a.pid, (int)a.namelen - 1,
@@ -855,7 +877,7 @@ static dsm_status_t pmix_get_fd(int rank, const char *key, int *fd)
         dsm_log_error("pmix bootstrap: PE %d: get_fd('%s'): no valid reply "
                       "from PE %d's descriptor server: %s",
                       (int)px.me.rank, key, rank,
-                      pr == 0  ? "timed out"
+                      pr == 0 ? "timed out"
                       : r < 0 ? strerror(errno)
                               : "malformed or closed");
         st = DSM_ERR_PEER;
