@@ -31,7 +31,9 @@
  */
 #include "test/gpu/gpu_util.h"
 
+#include <execinfo.h>
 #include <limits.h>
+#include <signal.h>
 #include <shmem.h>
 #include <shmemx.h>
 #include <stdint.h>
@@ -55,6 +57,20 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), cmp_d);
     return v[n / 2];
+}
+
+/* A crash says where (the launcher ends the job, buffered output is lost). */
+static void on_fault(int sig)
+{
+    void *bt[32];
+    int n = backtrace(bt, 32);
+    char msg[64];
+    int len = snprintf(msg, sizeof(msg), "gpu_bench: signal %d, backtrace:\n",
+                       sig);
+    if (write(2, msg, (size_t)len) < 0)
+        _exit(128 + sig);
+    backtrace_symbols_fd(bt, n, 2);
+    _exit(128 + sig);
 }
 
 /* ------------------------------------------------------------ results */
@@ -482,6 +498,9 @@ int main(int argc, char **argv)
     if (quick && maxb > (16u << 20))
         maxb = 16u << 20;
 
+    signal(SIGSEGV, on_fault);
+    signal(SIGBUS, on_fault);
+    setvbuf(stdout, NULL, _IOLBF, 0);
     /* NVLink multicast stays off (machine rule, GPU-FACTS.md). */
     setenv("NCCL_NVLS_ENABLE", "0", 1);
     gpu_skip_unless_gpu("gpu_bench");

@@ -20,7 +20,6 @@
     X(DeviceGetCount)                                                          \
     X(CtxGetCurrent)                                                           \
     X(CtxSetCurrent)                                                           \
-    X(CtxGetDevice)                                                            \
     X(MemAlloc)                                                                \
     X(MemFree)                                                                 \
     X(MemcpyHtoD)                                                              \
@@ -42,6 +41,9 @@ static struct {
 #define GPU_CU_FIELD(n) __typeof__(&cu##n) n;
     GPU_CU_LIST(GPU_CU_FIELD)
 #undef GPU_CU_FIELD
+    /* Asked for at the 12.0 ABI: at 13.0 the driver hands out
+     * cuCtxGetDevice_v2 (device, ctx) under this name. */
+    __typeof__(&cuCtxGetDevice) CtxGetDevice;
 } gcu;
 
 typedef CUresult (*gpu_get_proc_t)(const char *, void **, int, cuuint64_t,
@@ -68,6 +70,13 @@ static inline int gpu_load(void)
     }
     GPU_CU_LIST(GPU_CU_GET)
 #undef GPU_CU_GET
+    {
+        void *p = NULL;
+        CUdriverProcAddressQueryResult q;
+        if (gp("cuCtxGetDevice", &p, 12000, 0, &q) != CUDA_SUCCESS || !p)
+            return -1;
+        memcpy(&gcu.CtxGetDevice, &p, sizeof(p));
+    }
     if (gcu.Init(0) != CUDA_SUCCESS || gcu.DeviceGetCount(&n) != CUDA_SUCCESS ||
         n < 1)
         return -1;

@@ -175,6 +175,7 @@ run "gpu_rma     4 PEs, 2 per GPU" 50 "$L" -n 4 --timeout 45 "$B/test/gpu/gpu_rm
 run "gpu_rma     1 PE" 40 "$L" -n 1 --timeout 35 "$B/test/gpu/gpu_rma"
 NP=4 bench 4pes-2pergpu 60 --coll-only --quick --compare nccl --
 [ "$NGPU" -ge 2 ] && bench bcast-swap 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=bcast SHMEM_ALLTOALL_ALGORITHM=swap
+[ "$NGPU" -ge 2 ] && bench coalesce0 60 --max 1048576 -- SHMEM_CUDA_COALESCE=0
 [ "$NGPU" -ge 2 ] && bench proxy0 60 --max 1048576 -- SHMEM_SDMA_PROXY=0
 
 echo

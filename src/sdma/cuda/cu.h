@@ -29,6 +29,10 @@
     X(StreamDestroy, 1)                                                        \
     X(StreamSynchronize, 1)                                                    \
     X(StreamIsCapturing, 1)                                                    \
+    X(StreamWaitEvent, 1)                                                      \
+    X(EventCreate, 1)                                                          \
+    X(EventRecord, 1)                                                          \
+    X(EventDestroy, 1)                                                         \
     X(MemcpyAsync, 1)                                                          \
     X(MemcpyBatchAsync, 0)                                                     \
     X(StreamWaitValue64, 1)                                                    \

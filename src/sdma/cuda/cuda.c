@@ -74,7 +74,15 @@ static struct {
     CUmodule mod;
     CUfunction fn_add;
     dsm_sdma_t *s;
+    uintptr_t own_lo, own_hi; /* this PE's device heap, as mapped here */
+    int coalesce;             /* SHMEM_CUDA_COALESCE (default 1) */
+    /* on-stream copies: side stream for local copies (see side_fork) */
+    pthread_mutex_t os_lock;
+    CUstream os_side;
+    CUevent os_fork, os_join;
 } g = {.hint_forced = -1,
+       .coalesce = 1,
+       .os_lock = PTHREAD_MUTEX_INITIALIZER,
        .batch_min = 2,
        .copy_flags = 0,
        .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -99,7 +107,27 @@ typedef struct cu_queue {
     uint64_t gates[DSM_CUDA_MAX_GATED]; /* sequence numbers of WAITs */
     int ngates;
     CUdeviceptr stage;
+    int deferred;       /* submitted copies held back while the stream runs */
+    size_t last_bytes;  /* bytes of copies posted by the last advance() */
+    CUstream side;      /* local copies beside the stream (side_fork) */
+    CUevent fork, join;
 } cu_queue_t;
+
+/* A copy within this PE's own device heap of at least this many bytes goes
+ * on a side stream when other copies are in the same run, so that it
+ * overlaps them instead of running before or after them (an AllGather's
+ * local block and its NVLink copies: measured 835 us for 256 MiB per PE
+ * with both on one stream, 2026-11-30). */
+#define DSM_CUDA_SIDE_MIN ((size_t)1 << 20)
+/* Copies held back at most (SHMEM_CUDA_COALESCE, cuda_submit). */
+#define DSM_CUDA_DEFER_MAX 1024
+#define DSM_CUDA_DEFER_BYTES ((size_t)4 << 20)
+
+static int is_local_big(CUdeviceptr d, CUdeviceptr s, size_t len)
+{
+    return len >= DSM_CUDA_SIDE_MIN && d - g.own_lo < g.own_hi - g.own_lo &&
+           s - g.own_lo < g.own_hi - g.own_lo;
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -264,8 +292,48 @@ static void CUDA_CB host_fn(void *arg)
     free(r);
 }
 
+/* Put the big local copies among the n copies (d, s, l) on *side, forked
+ * from st by an event, and drop them from the arrays (*n shrinks). Returns
+ * 1 when the caller must make st wait for *join after its own copies. */
+static int side_fork(CUstream st, CUstream *side, CUevent *fork,
+                     CUevent *join, CUdeviceptr *d, CUdeviceptr *s,
+                     size_t *l, size_t *n)
+{
+    size_t i, k = 0, big = 0;
+
+    if (*n < 2 || !g.own_hi)
+        return 0;
+    for (i = 0; i < *n; i++)
+        big += is_local_big(d[i], s[i], l[i]);
+    if (!big || big == *n)
+        return 0;
+    if (!*side) {
+        CU_CHECK(dsm_cu.StreamCreate(side, CU_STREAM_NON_BLOCKING));
+        CU_CHECK(dsm_cu.EventCreate(fork, CU_EVENT_DISABLE_TIMING));
+        CU_CHECK(dsm_cu.EventCreate(join, CU_EVENT_DISABLE_TIMING));
+    }
+    CU_CHECK(dsm_cu.EventRecord(*fork, st));
+    CU_CHECK(dsm_cu.StreamWaitEvent(*side, *fork, 0));
+    for (i = 0; i < *n; i++) {
+        if (is_local_big(d[i], s[i], l[i])) {
+            CU_CHECK(dsm_cu.MemcpyAsync(d[i], s[i], l[i], *side));
+            continue;
+        }
+        d[k] = d[i];
+        s[k] = s[i];
+        l[k++] = l[i];
+    }
+    *n = k;
+    CU_CHECK(dsm_cu.EventRecord(*join, *side));
+    return 1;
+}
+
 static void issue_copies(cu_queue_t *cq)
 {
+    for (size_t i = 0; i < cq->nb; i++)
+        cq->last_bytes += cq->sizes[i];
+    int joined = side_fork(cq->stream, &cq->side, &cq->fork, &cq->join,
+                           cq->dsts, cq->srcs, cq->sizes, &cq->nb);
     if (cq->nb < g.batch_min || !dsm_cu.MemcpyBatchAsync) {
         for (size_t i = 0; i < cq->nb; i++)
             CU_CHECK(dsm_cu.MemcpyAsync(cq->dsts[i], cq->srcs[i], cq->sizes[i],
@@ -295,6 +363,8 @@ static void issue_copies(cu_queue_t *cq)
                                             cq->sizes[i], cq->stream));
         }
     }
+    if (joined)
+        CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->join, 0));
     cq->nb = 0;
     cq->gpu_dirty = 1;
 }
@@ -452,6 +522,31 @@ static int gates_pending(cu_queue_t *cq)
     return k;
 }
 
+/* A WAIT on a word in pageable memory (a persistent request's trigger,
+ * malloc'ed) would run as a host function that spins until the word
+ * opens, costing a host-function round trip (tens of us) per instance.
+ * Pin and map the word's page instead, so the stream waits on it itself.
+ * The page stays registered to the end of the process (a malloc arena
+ * page: the allocator does not unmap it). 1 when the word is now mapped. */
+static int pin_word_page(const void *w)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t base = (uintptr_t)w & ~(uintptr_t)(pg - 1);
+    CUdeviceptr d = 0;
+    CUresult rc = dsm_cu.MemHostRegister(
+        (void *)base, (size_t)pg,
+        CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
+    if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+        rc = dsm_cu.MemHostGetDevicePointer(&d, (void *)base, 0);
+    if (rc != CUDA_SUCCESS) {
+        dsm_debug("cuda: cannot map the page of a waited-for word %p (%s); "
+                  "a host function waits for it", w, dsm_cu_err(rc));
+        return 0;
+    }
+    add_range(base, (size_t)pg, MEM_HOSTREG, (intptr_t)(d - (CUdeviceptr)base));
+    return 1;
+}
+
 /* Put commands [cq->posted, upto) on the stream. Caller holds q->lock. */
 static void advance(dsm_sdma_queue_t *q, uint64_t upto)
 {
@@ -460,6 +555,7 @@ static void advance(dsm_sdma_queue_t *q, uint64_t upto)
     uint64_t i = cq->posted;
 
     cq->blocked = 0;
+    cq->last_bytes = 0;
     for (; i < upto; i++) {
         const dsm_cmd_t *c = &q->ring[i & (q->depth - 1)];
         int ks, kd, k2;
@@ -500,6 +596,8 @@ static void advance(dsm_sdma_queue_t *q, uint64_t upto)
             break;
         case DSM_CMD_WAIT:
             ks = classify(c->u.sig.word, &delta);
+            if (ks == MEM_PAGEABLE && pin_word_page(c->u.sig.word))
+                ks = classify(c->u.sig.word, &delta);
             if (ks == MEM_PAGEABLE) {
                 begin_run(q, cq, RUN_HOST, i);
                 break;
@@ -703,6 +801,11 @@ static void cuda_queue_fini(dsm_sdma_queue_t *q)
      * both stay (the process is ending). */
     int idle = __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) == cq->posted;
     dsm_cu.StreamDestroy(cq->stream);
+    if (cq->side) {
+        dsm_cu.StreamDestroy(cq->side);
+        dsm_cu.EventDestroy(cq->fork);
+        dsm_cu.EventDestroy(cq->join);
+    }
     if (idle) {
         if (cq->stage)
             dsm_cu.MemFree(cq->stage);
@@ -716,9 +819,47 @@ static void cuda_queue_fini(dsm_sdma_queue_t *q)
     q->priv = NULL;
 }
 
+/* Coalescing (SHMEM_CUDA_COALESCE, default on): while the stream still
+ * runs earlier work, a doorbell that brings only plain copies (no signal,
+ * no wait, nobody waiting on them by name) is held back; poll() posts
+ * everything held as one batch once the stream has drained. A stream of
+ * put_nbi requests then costs one cuMemcpyBatchAsync per stream round
+ * trip instead of one per doorbell. Blocking operations and anything a
+ * chain waits for are posted at once. */
+static int may_defer(dsm_sdma_queue_t *q, cu_queue_t *cq, uint64_t upto)
+{
+    /* Only behind short work: poll() must see the stream drain soon (the
+     * proxy thread polls for a while before it sleeps). */
+    if (!g.coalesce || cq->blocked || upto - cq->posted > DSM_CUDA_DEFER_MAX ||
+        cq->last_bytes > DSM_CUDA_DEFER_BYTES ||
+        __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) >= cq->posted)
+        return 0;
+    for (uint64_t i = cq->posted; i < upto; i++) {
+        const dsm_cmd_t *c = &q->ring[i & (q->depth - 1)];
+        if (c->op != DSM_CMD_COPY || c->done || c->wake || c->wake_app)
+            return 0;
+    }
+    return 1;
+}
+
 static void cuda_submit(dsm_sdma_queue_t *q, uint64_t upto)
 {
+    cu_queue_t *cq = q->priv;
+    if (may_defer(q, cq, upto)) {
+        __atomic_store_n(&cq->deferred, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    __atomic_store_n(&cq->deferred, 0, __ATOMIC_RELAXED);
     advance(q, upto);
+}
+
+/* Post what cuda_submit held back. Caller holds q->lock. */
+static void undefer_locked(dsm_sdma_queue_t *q, cu_queue_t *cq)
+{
+    if (cq->deferred) {
+        cq->deferred = 0;
+        advance(q, __atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE));
+    }
 }
 
 static uint64_t cuda_poll(dsm_sdma_queue_t *q, int help)
@@ -731,6 +872,12 @@ static uint64_t cuda_poll(dsm_sdma_queue_t *q, int help)
         pthread_mutex_trylock(&q->lock) == 0) {
         if (cq->blocked && gates_pending(cq) < DSM_CUDA_MAX_GATED)
             advance(q, __atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE));
+        pthread_mutex_unlock(&q->lock);
+    }
+    if (__atomic_load_n(&cq->deferred, __ATOMIC_ACQUIRE) &&
+        done >= __atomic_load_n(&cq->posted, __ATOMIC_RELAXED) &&
+        pthread_mutex_trylock(&q->lock) == 0) {
+        undefer_locked(q, cq);
         pthread_mutex_unlock(&q->lock);
     }
     if (done != __atomic_load_n(&cq->seen, __ATOMIC_RELAXED)) {
@@ -770,6 +917,10 @@ void dsm_cuda_set_device_hint(int local_rank, long forced, long batch_min,
     g.hint_forced = forced;
     g.batch_min = batch_min < 1 ? 1 : (size_t)batch_min;
     g.copy_flags = prefer_ce ? CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE : 0;
+    /* Not in the runtime's table: a backend-private switch, for measuring
+     * (docs/PERFORMANCE.md). */
+    const char *e = getenv("SHMEM_CUDA_COALESCE");
+    g.coalesce = !(e && !strcmp(e, "0"));
 }
 
 int dsm_cuda_active(void)
@@ -880,6 +1031,10 @@ dsm_status_t dsm_cuda_heap_create(size_t *size, int *fd, void **base)
         &f, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
     if (rc == CUDA_SUCCESS)
         rc = map_here(h, *size, base);
+    if (rc == CUDA_SUCCESS) {
+        g.own_lo = (uintptr_t)*base;
+        g.own_hi = g.own_lo + *size;
+    }
     if (rc != CUDA_SUCCESS) {
         if (f >= 0)
             close(f);
@@ -926,6 +1081,8 @@ void dsm_cuda_heap_unmap(void *base)
     CUcontext prev = ctx_enter();
 
     drop_range((uintptr_t)base);
+    if ((uintptr_t)base == g.own_lo)
+        g.own_lo = g.own_hi = 0;
     pthread_mutex_lock(&g.lock);
     for (int i = 0; i < DSM_CUDA_MAX_MAPS; i++)
         if (g.maps[i].va == va) {
@@ -1028,6 +1185,7 @@ dsm_status_t dsm_cuda_quiet_on_stream(dsm_sdma_t *s, void *stream)
         /* Whoever appended under q->lock rang the doorbell before
          * releasing it: tail is on the stream (or executed). */
         pthread_mutex_lock(&q->lock);
+        undefer_locked(q, cq);
         uint64_t target = q->tail;
         pthread_mutex_unlock(&q->lock);
         if (__atomic_load_n(cq->done, __ATOMIC_ACQUIRE) >= target)
@@ -1054,44 +1212,50 @@ dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
 {
     CUstream st = (CUstream)stream;
     CUresult rc = CUDA_SUCCESS;
-    size_t i;
+    size_t i, m = n;
+    int joined;
 
     if (!n)
         return DSM_OK;
+    CUdeviceptr *d = malloc(n * (2 * sizeof(CUdeviceptr) + sizeof(size_t)));
+    if (!d)
+        return DSM_ERR_NOMEM;
+    CUdeviceptr *s_ = d + n;
+    size_t *l = (size_t *)(void *)(s_ + n);
+    for (i = 0; i < n; i++) {
+        d[i] = (CUdeviceptr)(uintptr_t)dst[i];
+        s_[i] = (CUdeviceptr)(uintptr_t)src[i];
+        l[i] = len[i];
+    }
     CUcontext prev = ctx_enter();
+    /* One side stream for all callers' streams: serialise its use. */
+    pthread_mutex_lock(&g.os_lock);
+    joined = side_fork(st, &g.os_side, &g.os_fork, &g.os_join, d, s_, l, &m);
     __typeof__(dsm_cu.MemcpyBatchAsync) batch =
         __atomic_load_n(&dsm_cu.MemcpyBatchAsync, __ATOMIC_RELAXED);
-    if (n >= 2 && batch && n <= DSM_CUDA_MAX_BATCH && !capturing(st)) {
-        CUdeviceptr *d = malloc(2 * n * sizeof(*d)), *s_ = d + n;
+    int done = 0;
+    if (m >= 2 && batch && m <= DSM_CUDA_MAX_BATCH && !capturing(st)) {
         size_t idx = 0;
         CUmemcpyAttributes attr;
-        if (!d) {
-            ctx_leave(prev);
-            return DSM_ERR_NOMEM;
-        }
-        for (i = 0; i < n; i++) {
-            d[i] = (CUdeviceptr)(uintptr_t)dst[i];
-            s_[i] = (CUdeviceptr)(uintptr_t)src[i];
-        }
         memset(&attr, 0, sizeof(attr));
         attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
         attr.flags = g.copy_flags;
-        rc = batch(d, s_, (size_t *)(uintptr_t)len, n, &attr, &idx, 1, st);
-        free(d);
-        if (rc == CUDA_SUCCESS) {
-            ctx_leave(prev);
-            return DSM_OK;
-        }
-        dsm_debug("cuda: cuMemcpyBatchAsync(%zu) on a caller's stream failed "
-                  "(%s); copying one by one", n, dsm_cu_err(rc));
+        rc = batch(d, s_, l, m, &attr, &idx, 1, st);
+        if (rc == CUDA_SUCCESS)
+            done = 1;
+        else
+            dsm_debug("cuda: cuMemcpyBatchAsync(%zu) on a caller's stream "
+                      "failed (%s); copying one by one", m, dsm_cu_err(rc));
         rc = CUDA_SUCCESS;
     }
-    for (i = 0; i < n && rc == CUDA_SUCCESS; i++)
-        if (len[i])
-            rc = dsm_cu.MemcpyAsync((CUdeviceptr)(uintptr_t)dst[i],
-                                    (CUdeviceptr)(uintptr_t)src[i], len[i],
-                                    st);
+    for (i = 0; !done && i < m && rc == CUDA_SUCCESS; i++)
+        if (l[i])
+            rc = dsm_cu.MemcpyAsync(d[i], s_[i], l[i], st);
+    if (joined && rc == CUDA_SUCCESS)
+        rc = dsm_cu.StreamWaitEvent(st, g.os_join, 0);
+    pthread_mutex_unlock(&g.os_lock);
     ctx_leave(prev);
+    free(d);
     return stream_rc("cuMemcpyAsync", rc);
 }
 
