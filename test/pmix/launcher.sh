@@ -8,23 +8,25 @@
 bin=$top_builddir/test/mp
 root_word=
 [ -n "$ROOT_FLAG" ] && root_word=" --allow-run-as-root"
+# -x for each SHMEM_*/SMA_* variable the caller's environment holds.
+xvars='\( -x [A-Za-z0-9_]*\)*'
 
 for n in 2 4; do
     run timeout -k 5 "$JOB_LIMIT" "$LAUNCHER" -n $n --launcher mpirun "$bin/rma_types" "$MARK"
     expect_rc 0 "--launcher mpirun, rma_types on $n PEs"
     expect_count 1 "^rma_types: $n PEs: every typed, sized and mem RMA form OK\$" "$OUT" "rma_types on $n PEs"
     expect_count 1 "^shmem_launcher: running: " "$ERR" "the running line"
-    expect_count 1 "^shmem_launcher: running: $MPIRUN_BIN --oversubscribe -np $n$root_word $bin/rma_types $MARK\$" "$ERR" "the running line on $n PEs"
+    expect_count 1 "^shmem_launcher: running: $MPIRUN_BIN --oversubscribe -np $n$root_word$xvars $bin/rma_types $MARK\$" "$ERR" "the running line on $n PEs"
 done
 
 SHMEM_SYMMETRIC_SIZE=64M run timeout -k 5 "$JOB_LIMIT" "$LAUNCHER" -n 4 --launcher mpirun "$bin/coll_fcollect" "$MARK"
 expect_rc 0 "--launcher mpirun with SHMEM_SYMMETRIC_SIZE"
-expect_count 1 "^shmem_launcher: running: .* -x SHMEM_SYMMETRIC_SIZE $bin/coll_fcollect $MARK\$" "$ERR" "-x SHMEM_SYMMETRIC_SIZE"
+expect_count 1 "^shmem_launcher: running: .* -x SHMEM_SYMMETRIC_SIZE$xvars $bin/coll_fcollect $MARK\$" "$ERR" "-x SHMEM_SYMMETRIC_SIZE"
 expect_count 1 "^coll_fcollect (auto): 4 PEs OK\$" "$OUT" "coll_fcollect through shmem_launcher"
 
 run timeout -k 5 "$JOB_LIMIT" "$LAUNCHER" -n 2 --hosts localhost --tag-output "$BOOT_CLIENT" "$MARK" info
 expect_rc 0 "--hosts localhost"
-expect_count 1 "^shmem_launcher: running: $MPIRUN_BIN --oversubscribe -np 2$root_word --host localhost --tag-output $BOOT_CLIENT $MARK info\$" "$ERR" "--hosts line"
+expect_count 1 "^shmem_launcher: running: $MPIRUN_BIN --oversubscribe -np 2$root_word --host localhost --tag-output$xvars $BOOT_CLIENT $MARK info\$" "$ERR" "--hosts line"
 expect_count 2 "backend pmix rank [01] size 2 node_rank [01] node_size 2 node_id 0 num_nodes 1" "$OUT" "--hosts localhost layout"
 
 run timeout -k 5 "$JOB_LIMIT" "$LAUNCHER" -n 4 --launcher mpirun "$EXIT_PROG" global_exit "$MARK"
