@@ -111,6 +111,7 @@ typedef struct cu_queue {
     size_t last_bytes;  /* bytes of copies posted by the last advance() */
     CUstream side;      /* local copies beside the stream (side_fork) */
     CUevent fork, join;
+    int join_pending;   /* side work the next completion report must cover */
 } cu_queue_t;
 
 /* A copy within this PE's own device heap of at least this many bytes goes
@@ -297,15 +298,15 @@ static void CUDA_CB host_fn(void *arg)
  * 1 when the caller must make st wait for *join after its own copies. */
 static int side_fork(CUstream st, CUstream *side, CUevent *fork,
                      CUevent *join, CUdeviceptr *d, CUdeviceptr *s,
-                     size_t *l, size_t *n)
+                     size_t *l, size_t *n, int alone)
 {
     size_t i, k = 0, big = 0;
 
-    if (*n < 2 || !g.own_hi)
+    if (*n < (alone ? 1u : 2u) || !g.own_hi)
         return 0;
     for (i = 0; i < *n; i++)
         big += is_local_big(d[i], s[i], l[i]);
-    if (!big || big == *n)
+    if (!big || (big == *n && !alone))
         return 0;
     if (!*side) {
         CU_CHECK(dsm_cu.StreamCreate(side, CU_STREAM_NON_BLOCKING));
@@ -332,8 +333,13 @@ static void issue_copies(cu_queue_t *cq)
 {
     for (size_t i = 0; i < cq->nb; i++)
         cq->last_bytes += cq->sizes[i];
-    int joined = side_fork(cq->stream, &cq->side, &cq->fork, &cq->join,
-                           cq->dsts, cq->srcs, cq->sizes, &cq->nb);
+    /* A queue's local copy may sit alone in its run (a chain's WAIT splits
+     * it from the peer copies): fork it anyway and join only before the
+     * next completion report (join_side), so the copies that follow in
+     * the queue overlap it. */
+    if (side_fork(cq->stream, &cq->side, &cq->fork, &cq->join, cq->dsts,
+                  cq->srcs, cq->sizes, &cq->nb, 1))
+        cq->join_pending = 1;
     if (cq->nb < g.batch_min || !dsm_cu.MemcpyBatchAsync) {
         for (size_t i = 0; i < cq->nb; i++)
             CU_CHECK(dsm_cu.MemcpyAsync(cq->dsts[i], cq->srcs[i], cq->sizes[i],
@@ -363,10 +369,18 @@ static void issue_copies(cu_queue_t *cq)
                                             cq->sizes[i], cq->stream));
         }
     }
-    if (joined)
-        CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->join, 0));
     cq->nb = 0;
     cq->gpu_dirty = 1;
+}
+
+/* Make the stream wait for local copies forked to the side stream; before
+ * anything reports completion of the queue. */
+static void join_side(cu_queue_t *cq)
+{
+    if (cq->join_pending) {
+        CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->join, 0));
+        cq->join_pending = 0;
+    }
 }
 
 static void issue_memops(cu_queue_t *cq)
@@ -414,6 +428,7 @@ static void issue_host(dsm_sdma_queue_t *q, cu_queue_t *cq, uint64_t from,
     r->q = q;
     r->from = from;
     r->to = to;
+    join_side(cq);
     CU_CHECK(dsm_cu.LaunchHostFunc(cq->stream, host_fn, r));
     /* The host function writes the completion word itself, covering the
      * GPU work before it. */
@@ -615,6 +630,7 @@ static void advance(dsm_sdma_queue_t *q, uint64_t upto)
             }
             /* Report what came before before the stream may stop here. */
             flush_run(q, cq, i);
+            join_side(cq);
             if (cq->gpu_dirty)
                 add_memop(q, cq, 0, cq->done_dev, i, i);
             add_memop(q, cq, 1,
@@ -657,6 +673,7 @@ static void advance(dsm_sdma_queue_t *q, uint64_t upto)
     }
 out:
     flush_run(q, cq, i);
+    join_side(cq);
     if (cq->gpu_dirty) {
         CU_CHECK(dsm_cu.StreamWriteValue64(cq->stream, cq->done_dev, i, 0));
         cq->gpu_dirty = 0;
@@ -1230,7 +1247,8 @@ dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
     CUcontext prev = ctx_enter();
     /* One side stream for all callers' streams: serialise its use. */
     pthread_mutex_lock(&g.os_lock);
-    joined = side_fork(st, &g.os_side, &g.os_fork, &g.os_join, d, s_, l, &m);
+    joined = side_fork(st, &g.os_side, &g.os_fork, &g.os_join, d, s_, l, &m,
+                       0);
     __typeof__(dsm_cu.MemcpyBatchAsync) batch =
         __atomic_load_n(&dsm_cu.MemcpyBatchAsync, __ATOMIC_RELAXED);
     int done = 0;
