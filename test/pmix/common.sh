@@ -27,8 +27,8 @@ JOB_LIMIT=${DSM_PMIX_TEST_TIMEOUT:-60}
 ROOT_FLAG=
 [ "$(id -u)" -eq 0 ] && ROOT_FLAG=--allow-run-as-root
 MPIRUN=(timeout -k 5 "$JOB_LIMIT" "$MPIRUN_BIN" --oversubscribe $ROOT_FLAG)
-# The PEs' leak checker would count libpmix's allocations at exit.
-[ -n "$DSM_TEST_SANITIZED" ] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# The PEs' leak checker would count what libpmix keeps until exit.
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$top_srcdir/test/pmix/lsan.supp:print_suppressions=0"
 
 # expect_count N PATTERN TEXT WHAT: TEXT has exactly N lines matching.
 expect_count() {
