@@ -140,3 +140,25 @@ int dsm_coll_host(const void *dest, const void *src)
     return (uintptr_t)dest - (uintptr_t)g->base >= g->size &&
            (uintptr_t)src - (uintptr_t)g->base >= g->size;
 }
+
+dsm_algo_t dsm_coll_algo_team(dsm_team_t *t, dsm_coll_kind_t kind,
+                              size_t nbytes, const void *dest,
+                              const void *src, const char *routine)
+{
+    int host = dsm_coll_host(dest, src);
+    if (!t->net)
+        return dsm_coll_algo(kind, nbytes, t->size, host);
+    if (!host)
+        dsm_rt_fatal(routine, "the team spans nodes: collectives on the "
+                     "device heap (GPU memory) across nodes are not "
+                     "supported");
+    return DSM_ALGO_DIRECT;
+}
+
+char *dsm_coll_peer_dst(const char *routine, dsm_team_t *t, int m, void *sym,
+                        size_t len, int *net)
+{
+    int pe = dsm_team_pe(t, m);
+    *net = dsm_net_pe(pe);
+    return *net ? (char *)sym : dsm_rt_xlate(routine, sym, len, pe);
+}

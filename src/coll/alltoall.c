@@ -35,7 +35,9 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     dsm_plan_t p;
 
     check_overlap(routine, dest, src, dblk * (size_t)n, sblk * (size_t)n);
-    if (strided) {
+    if (t->net) {
+        algo = dsm_coll_algo_team(t, DSM_COLL_A2A, len, dest, src, routine);
+    } else if (strided) {
         algo = dsm_coll_tune.a2a;
         if (algo == DSM_ALGO_SWAP) {
             dsm_debug("%s: swap needs contiguous blocks; using pcpy", routine);
@@ -70,10 +72,11 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
         .peer = dsm_plan_peers(n - 1),
     };
     for (int i = 0; i < n - 1; i++) {
-        int m = (me + 1 + i) % n;
-        char *d = dsm_rt_xlate(routine, dest + (size_t)me * dblk, dlast,
-                               dsm_team_pe(t, m));
+        int m = (me + 1 + i) % n, net;
+        char *d = dsm_coll_peer_dst(routine, t, m, dest + (size_t)me * dblk,
+                                    dlast, &net);
         p.peer[i] = (dsm_part_t){
+            .net = net,
             .m = m,
             .src = src + (size_t)m * sblk,
             .dst = d,

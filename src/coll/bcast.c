@@ -92,6 +92,10 @@ static void bc_pull(dsm_team_t *t, void *dest, const void *src, size_t n,
         for (m = 0; m < t->size; m++)
             if (m != root)
                 dsm_team_wait(t, DSM_CHAN_CPU, m);
+    } else if (dsm_net_pe(t->pes[root])) {
+        dsm_team_wait(t, DSM_CHAN_CPU, root);
+        dsm_net_get(routine, dest, src, n, t->pes[root], 0);
+        dsm_team_signal(t, DSM_CHAN_CPU, root);
     } else {
         const char *r = dsm_rt_xlate(routine, src, n, t->pes[root]);
         dsm_team_wait(t, DSM_CHAN_CPU, root);
@@ -177,9 +181,10 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
             memmove(dest, src, nbytes);
         return;
     }
-    if (alg == BC_AUTO)
-        alg = bc_engine_native && nbytes > BC_AUTO_PULL_MAX ? BC_BCAST
-                                                             : BC_PULL;
+    if (alg == BC_AUTO || t->net) /* across nodes: members get */
+        alg = bc_engine_native && nbytes > BC_AUTO_PULL_MAX && !t->net
+                  ? BC_BCAST
+                  : BC_PULL;
     pthread_mutex_lock(&t->lock);
     if (alg == BC_PULL)
         bc_pull(t, dest, src, nbytes, root, root_too, routine);

@@ -122,8 +122,15 @@ static inline void cb_copy(cmdbuf_t *b, const dsm_part_t *x)
  * when no chain of the peer can be parked on the word (every member runs
  * the direct path): waking an idle engine thread costs a system call and,
  * on a small node, a core. */
-static inline void part_memcpy(const dsm_part_t *x)
+static inline void part_memcpy(dsm_team_t *t, const dsm_part_t *x)
 {
+    if (x->net) { /* completed by the arrival signal's quiet */
+        for (size_t k = 0; k < x->count; k++)
+            dsm_net_put("collective", x->dst + (ptrdiff_t)k * x->dstr,
+                        x->src + (ptrdiff_t)k * x->sstr, x->len,
+                        dsm_team_pe(t, x->m), 1);
+        return;
+    }
     if (x->count == 1) {
         memmove(x->dst, x->src, x->len);
         return;
@@ -327,7 +334,7 @@ static void run_direct(dsm_plan_t *p)
     int i, left = 0;
 
     if (p->local.len)
-        part_memcpy(&p->local);
+        part_memcpy(t, &p->local);
     for (i = 0; i < p->np; i++) {
         dsm_part_t *x = &p->peer[i];
         x->count = x->len ? x->count : 0;
@@ -349,7 +356,7 @@ static void run_direct(dsm_plan_t *p)
                 /* Only this peer is left: wait for it. */
                 dsm_rt_wait_ge(in, x->rv_in);
             }
-            part_memcpy(x);
+            part_memcpy(t, x);
             dsm_chain_signal(t, x->m, x->av_out, p->mixed);
             x->count = 0;
             left--;

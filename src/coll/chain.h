@@ -51,6 +51,15 @@ dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
 
 /* 1 when neither buffer is in GPU memory (the direct path may run). */
 int dsm_coll_host(const void *dest, const void *src);
+/* dsm_coll_algo for team t: teams with members on other nodes run the
+ * direct path (its copies become network puts), host memory only. */
+dsm_algo_t dsm_coll_algo_team(dsm_team_t *t, dsm_coll_kind_t kind,
+                              size_t nbytes, const void *dest,
+                              const void *src, const char *routine);
+/* Where member m's copy of the symmetric range [sym, sym+len) is written
+ * from here: its mapping, or (*net = 1) sym itself for the network. */
+char *dsm_coll_peer_dst(const char *routine, dsm_team_t *t, int m,
+                        void *sym, size_t len, int *net);
 
 /* One block: count runs of len bytes, runs sstr/dstr bytes apart. */
 typedef struct dsm_part {
@@ -65,6 +74,8 @@ typedef struct dsm_part {
      * those I expect from the peer. */
     uint64_t rv_out, av_out, rv_in, av_in;
     int ready_sent; /* ready already sent (collect's size exchange) */
+    int net;        /* the peer is on another node: dst is the symmetric
+                     * address in this process, moved by dsm_net_put */
 } dsm_part_t;
 
 typedef struct dsm_plan {
@@ -129,6 +140,10 @@ static inline uint64_t *dsm_chain_in(dsm_team_t *t, int m)
 static inline void dsm_chain_signal(dsm_team_t *t, int m, uint64_t v,
                                     int engines)
 {
+    if (dsm_net_pe(dsm_team_pe(t, m))) {
+        dsm_team_net_signal(t, DSM_CHAN_DMA, m, v);
+        return;
+    }
     dsm_ctrl_t *pc = dsm_rt.peer_ctrl[dsm_team_pe(t, m)];
     __atomic_store_n(dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v,
                      __ATOMIC_RELEASE);

@@ -26,6 +26,7 @@
 #define DSM_COLL_H
 
 #include "rt.h"
+#include "net/net.h"
 
 /* Words of one team slot, per member: signals received from each member,
  * in two independent channels (CPU-side protocol and engine chains), so
@@ -66,6 +67,7 @@ struct dsm_team {
     uint64_t nxchg;      /* exchanges done (selects the word pair) */
     uint32_t magic;      /* DSM_TEAM_MAGIC while valid */
     struct dsm_team *next; /* active-set cache */
+    int net;             /* some member is reached through the network */
 };
 
 typedef struct dsm_team dsm_team_t;
@@ -103,6 +105,10 @@ uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m);
 
 /* CPU pairwise signals. */
 void dsm_team_signal(dsm_team_t *t, int chan, int m);
+/* Store the absolute count v into member m's word for us on chan, m being
+ * reached through the network (after this PE's earlier network writes:
+ * data before signal). */
+void dsm_team_net_signal(dsm_team_t *t, int chan, int m, uint64_t v);
 void dsm_team_wait(dsm_team_t *t, int chan, int m);
 /* Barrier over the team's members (dissemination), CPU channel. Takes no
  * lock: callers (the collectives) hold t->lock. */

@@ -50,8 +50,8 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
     p = (dsm_plan_t){
         .t = t,
         .kind = DSM_COLL_AG,
-        .algo = dsm_coll_algo(DSM_COLL_AG, nbytes, n,
-                              dsm_coll_host(dest, src)),
+        .algo = dsm_coll_algo_team(t, DSM_COLL_AG, nbytes, dest, src,
+                                   fc_routine),
         .routine = fc_routine,
         .local = {.m = me, .src = src, .dst = mine, .count = 1,
                   .len = local_len(fc_routine, mine, src, nbytes, dest,
@@ -64,10 +64,11 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
         p.peer[i] = (dsm_part_t){
             .m = m,
             .src = src,
-            .dst = dsm_rt_xlate(fc_routine, mine, nbytes, dsm_team_pe(t, m)),
             .len = nbytes,
             .count = 1,
         };
+        p.peer[i].dst = dsm_coll_peer_dst(fc_routine, t, m, mine, nbytes,
+                                          &p.peer[i].net);
     }
     dsm_plan_sigvals(&p);
     dsm_chain_run(&p);
@@ -92,8 +93,8 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
     p = (dsm_plan_t){
         .t = t,
         .kind = DSM_COLL_AG,
-        .algo = dsm_coll_algo(DSM_COLL_AG, nbytes, n,
-                              dsm_coll_host(dest, src)),
+        .algo = dsm_coll_algo_team(t, DSM_COLL_AG, nbytes, dest, src,
+                                   co_routine),
         .routine = co_routine,
         .mixed = 1, /* the variant follows each member's own count */
         .np = n - 1,
@@ -131,8 +132,8 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
                                          : 0};
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];
-        x->dst = nbytes ? dsm_rt_xlate(co_routine, mine, nbytes,
-                                       dsm_team_pe(t, x->m))
+        x->dst = nbytes ? dsm_coll_peer_dst(co_routine, t, x->m, mine, nbytes,
+                                            &x->net)
                         : NULL;
     }
     dsm_chain_run(&p);

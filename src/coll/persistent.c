@@ -17,6 +17,10 @@
  * their commands become NOPs, then the trigger opens the gates. Backends
  * that cannot rewrite posted work run them instead (a real collective of
  * the same buffers, which every PE does alike at free).
+ *
+ * A team with members on other nodes has no chain to post (its copies are
+ * network puts of the direct path): start only marks the request active
+ * and wait runs the collective on the request's team.
  */
 #include "coll/chain.h"
 
@@ -34,6 +38,10 @@ struct dsm_coll_req {
     uint64_t *arr;                       /* [depth][np] */
     const char *routine;
     uint32_t magic;
+    int net;              /* team spans nodes: run at wait (see above) */
+    void *dest;
+    const void *src;
+    size_t nbytes;
 };
 
 #define REQ_MAGIC 0x5e9c0a11u
@@ -145,6 +153,15 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
         *out = r;
         return 0;
     }
+    if (r->t->net) {
+        dsm_coll_algo_team(r->t, kind, nbytes, dest, source, routine);
+        r->net = 1;
+        r->dest = dest;
+        r->src = source;
+        r->nbytes = nbytes;
+        *out = r;
+        return 0;
+    }
     for (i = 0; i < p->np; i++) {
         int m = (me + 1 + i) % n;
         p->peer[i] = (dsm_part_t){
@@ -193,6 +210,14 @@ static void local_run(struct dsm_coll_req *r)
 static void wait_started(struct dsm_coll_req *r)
 {
     uint64_t k = r->started;
+    if (r->net) {
+        if (r->plan.kind == DSM_COLL_AG)
+            dsm_coll_fcollect(r->t, r->dest, r->src, r->nbytes);
+        else
+            dsm_coll_alltoall(r->t, r->dest, r->src, r->nbytes);
+        r->completed = k;
+        return;
+    }
     dsm_chain_wait(&r->plan, r->q, &r->inst[k % (uint64_t)r->depth]);
     r->completed = k;
 }
@@ -231,6 +256,8 @@ int pshmemx_req_start(shmemx_req_t req)
         local_run(r); /* a team of one: done, but active until the wait */
         return 0;
     }
+    if (r->net)
+        return 0; /* runs at wait */
     dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, r->started,
                      &dsm_rt.ctrl->wake);
     return 0;
@@ -248,7 +275,8 @@ int pshmemx_req_wait(shmemx_req_t req)
         return 0;
     }
     wait_started(r);
-    post_next(r);
+    if (!r->net)
+        post_next(r);
     return 0;
 }
 DSM_WEAKX(req_wait)
@@ -258,7 +286,11 @@ int pshmemx_req_free(shmemx_req_t req)
     struct dsm_coll_req *r = req_check(req, "shmemx_req_free");
     int i, cancelled = 1;
 
-    if (r->t) {
+    if (r->t && r->net) {
+        if (r->started != r->completed)
+            wait_started(r);
+        pshmem_team_destroy((shmem_team_t)r->t);
+    } else if (r->t) {
         if (r->started != r->completed)
             wait_started(r);
         for (i = 0; i < r->plan.nq; i++)

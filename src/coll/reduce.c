@@ -54,6 +54,7 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
     const size_t bytes = n * esz;
     const size_t blk = DSM_MAX(RED_BLOCK / esz, (size_t)1) * esz;
     const char **in;
+    char *tmp = NULL;
     int m;
 
     if (lo >= hi) {
@@ -61,16 +62,30 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
         return;
     }
     in = malloc((size_t)t->size * sizeof(*in));
-    if (!in)
+    if (t->net)
+        tmp = malloc(blk);
+    if (!in || (t->net && !tmp))
         dsm_rt_fatal(routine, "out of memory");
+    /* Members on other nodes (NULL here): their block is fetched into
+     * tmp through the network first. */
     for (m = lo; m < hi; m++)
-        in[m] = dsm_rt_xlate(routine, src, bytes, t->pes[m]);
+        in[m] = dsm_net_pe(t->pes[m])
+                    ? NULL
+                    : dsm_rt_xlate(routine, src, bytes, t->pes[m]);
     for (size_t off = 0; off < bytes; off += blk) {
         size_t len = DSM_MIN(blk, bytes - off);
-        memcpy(acc + off, in[lo] + off, len);
-        for (m = lo + 1; m < hi; m++)
-            op(acc + off, in[m] + off, len / esz);
+        for (m = lo; m < hi; m++) {
+            const char *b = in[m] ? in[m] + off : tmp;
+            if (!in[m])
+                dsm_net_get(routine, tmp, (const char *)src + off, len,
+                            t->pes[m], 0);
+            if (m == lo)
+                memcpy(acc + off, b, len);
+            else
+                op(acc + off, b, len / esz);
+        }
     }
+    free(tmp);
     free(in);
 }
 

@@ -75,6 +75,14 @@ static dsm_ctrl_t *peer_ctrl(int pe)
     return c;
 }
 
+void dsm_team_net_signal(dsm_team_t *t, int chan, int m, uint64_t v)
+{
+    /* The peer's word is at the offset of ours: name it by our address. */
+    uint64_t *sym = slot_sig(dsm_rt.me, t->slot) + chan * t->sig_stride +
+                    (t->sig_world ? dsm_rt.me : t->my_idx);
+    dsm_net_signal("collective", sym, v, 0, t->pes[m]);
+}
+
 uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m)
 {
     int pe = t->pes[m];
@@ -86,6 +94,10 @@ uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m)
 void dsm_team_signal(dsm_team_t *t, int chan, int m)
 {
     int i = dsm_team_sig_idx(t, chan, m);
+    if (dsm_net_pe(t->pes[m])) {
+        dsm_team_net_signal(t, chan, m, ++t->sent[i]);
+        return;
+    }
     dsm_ctrl_t *pc = peer_ctrl(t->pes[m]);
     dsm_store_rel(dsm_team_peer_sig(t, chan, m), ++t->sent[i]);
     dsm_wake_notify(&pc->wake_app);
@@ -166,6 +178,9 @@ static void team_setup(dsm_team_t *t, int slot)
         t->sig_stride = t->size;
     t->sig = slot_sig(dsm_rt.me, slot);
     t->xchg = (uint64_t *)slot_base(dsm_rt.me, slot);
+    t->net = 0;
+    for (i = 0; i < t->size; i++)
+        t->net |= dsm_net_pe(t->pes[i]);
     pthread_mutex_init(&t->lock, NULL);
     t->magic = DSM_TEAM_MAGIC;
 }
@@ -272,7 +287,12 @@ static uint64_t slots_agree(dsm_team_t *p)
     dsm_team_sync(p);
     all = ~0ull;
     for (int m = 0; m < p->size; m++) {
-        const uint64_t *w = (const uint64_t *)slot_base(p->pes[m], p->slot);
+        int pe = p->pes[m];
+        if (dsm_net_pe(pe)) { /* the same word of ours names theirs */
+            all &= dsm_net_load64("shmem_team_split", &mine[0], pe);
+            continue;
+        }
+        const uint64_t *w = (const uint64_t *)slot_base(pe, p->slot);
         all &= __atomic_load_n(&w[p->nxchg & 1], __ATOMIC_RELAXED);
     }
     p->nxchg++;

@@ -32,7 +32,14 @@ typedef enum {
 void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
     DSM_NORETURN;
 
-/* The word of PE pe's copy of the symmetric object at addr, checked. */
+/* The word of PE pe's copy of the symmetric object at addr, checked; NULL
+ * while the job uses the network (net.h): then every AMO, to this node's
+ * PEs and to this PE too, is done by the provider at the target, because
+ * a provider's atomics are only atomic with respect to each other (a CPU
+ * atomic on a mapped word could interleave with a remote PE's update:
+ * measured, the lock test lost mutual exclusion). One atomicity domain per
+ * job, as OpenSHMEM implementations on NICs without CPU-coherent atomics
+ * do. */
 static inline void *dsm_amo_addr(shmem_ctx_t ctx, const void *addr,
                                  size_t size, int pe, const char *routine)
 {
@@ -40,6 +47,8 @@ static inline void *dsm_amo_addr(shmem_ctx_t ctx, const void *addr,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY((uintptr_t)addr & (size - 1)))
         dsm_amo_bad_align(routine, addr, size);
+    if (DSM_UNLIKELY(dsm_net_active()))
+        return NULL; /* the network's atomicity domain: see dsm_amo */
     return dsm_rt_xlate(routine, addr, size, pe);
 }
 
@@ -90,6 +99,10 @@ static inline void dsm_amo(shmem_ctx_t ctx, dsm_amo_op_t op, const void *dest,
                            void *fetched, int pe, const char *routine)
 {
     void *r = dsm_amo_addr(ctx, dest, size, pe, routine);
+    if (DSM_UNLIKELY(!r)) {
+        dsm_net_amo(routine, op, (void *)dest, size, val, cmp, fetched, pe);
+        return;
+    }
     if (size == 8)
         DSM_AMO_WORD(uint64_t, r, op, val, cmp, fetched);
     else

@@ -11,6 +11,7 @@
  */
 #include "wait.h"
 #include "coll/coll.h"
+#include "net/net.h"
 
 void dsm_rt_sync_all(void)
 {
@@ -25,6 +26,12 @@ void dsm_rt_sync_all(void)
     for (k = 0, d = 1; d < n; k++, d <<= 1) {
         int peer = (me + d) % n;
         dsm_ctrl_t *pc = dsm_rt.peer_ctrl[peer];
+        if (dsm_net_pe(peer)) { /* our flag's address names theirs */
+            dsm_net_signal("shmem_sync_all", &dsm_rt.ctrl->barrier[k], epoch,
+                           0, peer);
+            dsm_rt_wait_ge(&dsm_rt.ctrl->barrier[k], epoch);
+            continue;
+        }
         if (DSM_UNLIKELY(!pc))
             dsm_rt_fatal("shmem_sync_all",
                          "PE %d is not reachable (no shared memory path)",

@@ -71,7 +71,19 @@
     X(SHMEM_FCOLLECT_PCPY_MIN, SIZE, fcollect_pcpy_min, "auto",                \
       "auto: bytes per PE from which fcollect uses pcpy instead of b2b")      \
     X(SHMEM_ALLTOALL_PCPY_MIN, SIZE, alltoall_pcpy_min, "auto",                \
-      "auto: bytes per peer from which alltoall uses pcpy instead of b2b")
+      "auto: bytes per peer from which alltoall uses pcpy instead of b2b")    \
+    X(SHMEM_FORCE_NETWORK, BOOL, force_network, "0",                           \
+      "treat every PE as its own node: all traffic between PEs goes "         \
+      "through libfabric (tests the inter-node path on one machine)")         \
+    X(SHMEM_OFI_PROVIDER, STR, ofi_provider, "auto",                           \
+      "libfabric provider for PEs on other nodes (e.g. tcp;ofi_rxm, "         \
+      "sockets, verbs;ofi_rxm); auto = the first with RMA and atomics")       \
+    X(SHMEM_OFI_DOMAIN, STR, ofi_domain, "auto",                               \
+      "libfabric domain (interface) name, e.g. eth0 or lo; auto = the "       \
+      "provider's first (lo when SHMEM_FORCE_NETWORK runs on one node)")      \
+    X(SHMEM_OFI_PROGRESS_US, INT, ofi_progress_us, "100",                      \
+      "interval of the network progress thread while idle, in us (targets "  \
+      "of providers with manual progress answer within it); 0 = no thread")
 
 typedef struct dsm_env {
 #define DSM_ENV_FIELD_SIZE uint64_t

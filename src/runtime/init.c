@@ -3,6 +3,7 @@
  */
 #include "rt.h"
 #include "coll/coll.h"
+#include "net/net.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -71,10 +72,12 @@ static int set_wait_mode(void)
 static void print_banner(void)
 {
     if (dsm_env.version)
-        printf("dmashmem %d.%d.%d (OpenSHMEM %d.%d), sdma backend %s\n",
+        printf("dmashmem %d.%d.%d (OpenSHMEM %d.%d), sdma backend %s%s%s\n",
                DMASHMEM_VERSION_MAJOR, DMASHMEM_VERSION_MINOR,
                DMASHMEM_VERSION_PATCH, SHMEM_MAJOR_VERSION,
-               SHMEM_MINOR_VERSION, dsm_sdma_backend_name(dsm_rt.sdma));
+               SHMEM_MINOR_VERSION, dsm_sdma_backend_name(dsm_rt.sdma),
+               dsm_net_provider() ? ", network " : "",
+               dsm_net_provider() ? dsm_net_provider() : "");
     if (dsm_env.info)
         dsm_env_print();
     fflush(stdout);
@@ -153,6 +156,8 @@ static int do_init(int requested)
                                 ? DSM_NBI_INLINE_MAX_DEFAULT
                                 : (size_t)dsm_env.sdma_nbi_inline_max;
     if (dsm_rt_device_init() != DSM_OK) /* gpu.c: device heap */
+        goto fail;
+    if (dsm_net_init() != DSM_OK) /* src/net: PEs on other nodes */
         goto fail;
     memset(ctx_default_counters, 0, sizeof(ctx_default_counters));
     dsm_debug("init: %d PEs, node %d/%d, heap %zu bytes, static %zu bytes, "
@@ -259,6 +264,7 @@ void pshmem_finalize(void)
     dsm_sdma_close(dsm_rt.sdma, dsm_rt.me);
     dsm_rt.sdma = NULL;
     dsm_rt.boot_ops->barrier();
+    dsm_net_fini(); /* no PE touches our memory any more */
     dsm_rt_segments_fini();
     pthread_mutex_lock(&dsm_rt.heap_lock);
     dsm_heap_fini(&dsm_rt.heap);
@@ -300,7 +306,7 @@ int pshmem_pe_accessible(int pe)
     DSM_CHECK_INIT("shmem_pe_accessible");
     if (pe < 0 || pe >= dsm_rt.npes)
         return 0;
-    return dsm_rt.segs[DSM_SEG_HEAP].peer[pe] != NULL;
+    return dsm_rt.segs[DSM_SEG_HEAP].peer[pe] != NULL || dsm_net_pe(pe);
 }
 DSM_WEAK(pe_accessible)
 
@@ -312,7 +318,8 @@ int pshmem_addr_accessible(const void *addr, int pe)
     for (int i = 0; i < dsm_rt.nsegs; i++) {
         const dsm_seg_t *s = &dsm_rt.segs[i];
         if ((uintptr_t)addr - (uintptr_t)s->base < s->size)
-            return s->peer[pe] != NULL;
+            return s->peer[pe] != NULL ||
+                   (dsm_net_pe(pe) && i != DSM_SEG_DEVICE);
     }
     return 0;
 }

@@ -21,31 +21,43 @@
 #define TICKET(w) ((uint32_t)((w) >> 32))
 #define SERVING(w) ((uint32_t)(w))
 
-static uint64_t *lock_word(long *lock, const char *routine)
+/* Every access goes through dsm_amo on PE 0's word: a CPU atomic when PE 0
+ * is mapped, a libfabric atomic when it is on another node. */
+static long *lock_check(long *lock, const char *routine)
 {
     DSM_CHECK_INIT(routine);
     if (DSM_UNLIKELY(!lock))
         dsm_rt_fatal(routine, "lock is NULL");
-    return dsm_amo_addr(SHMEM_CTX_DEFAULT, lock, sizeof(uint64_t), LOCK_PE,
-                        routine);
+    return lock;
+}
+
+static uint64_t lock_op(long *lock, dsm_amo_op_t op, uint64_t val,
+                        uint64_t cmp, const char *routine)
+{
+    uint64_t old = 0;
+    dsm_amo(SHMEM_CTX_DEFAULT, op, lock, sizeof(uint64_t), &val, &cmp, &old,
+            LOCK_PE, routine);
+    return old;
 }
 
 struct lock_wait {
-    const uint64_t *w;
+    long *lock;
     uint32_t ticket;
 };
 
 static int my_turn(void *p)
 {
     struct lock_wait *l = p;
-    return SERVING(__atomic_load_n(l->w, __ATOMIC_ACQUIRE)) == l->ticket;
+    return SERVING(lock_op(l->lock, DSM_AMO_FETCH, 0, 0, "shmem_set_lock")) ==
+           l->ticket;
 }
 
 void pshmem_set_lock(long *lock)
 {
-    uint64_t *w = lock_word(lock, "shmem_set_lock");
+    lock_check(lock, "shmem_set_lock");
     struct lock_wait l = {
-        w, TICKET(__atomic_fetch_add(w, TICKET_ONE, __ATOMIC_ACQ_REL))};
+        lock, TICKET(lock_op(lock, DSM_AMO_ADD, TICKET_ONE, 0,
+                             "shmem_set_lock"))};
     if (!my_turn(&l))
         dsm_rt_wait(my_turn, &l);
 }
@@ -53,33 +65,41 @@ DSM_WEAK(set_lock)
 
 int pshmem_test_lock(long *lock)
 {
-    uint64_t *w = lock_word(lock, "shmem_test_lock");
-    uint64_t old = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    lock_check(lock, "shmem_test_lock");
+    uint64_t old = lock_op(lock, DSM_AMO_FETCH, 0, 0, "shmem_test_lock"), seen;
 
     /* Free means nobody holds it and nobody waits: take the next ticket
      * only if it is served at once. */
-    while (TICKET(old) == SERVING(old))
-        if (__atomic_compare_exchange_n(w, &old, old + TICKET_ONE, 0,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    while (TICKET(old) == SERVING(old)) {
+        seen = lock_op(lock, DSM_AMO_CSWAP, old + TICKET_ONE, old,
+                       "shmem_test_lock");
+        if (seen == old)
             return 0;
+        old = seen;
+    }
     return 1;
 }
 DSM_WEAK(test_lock)
 
 void pshmem_clear_lock(long *lock)
 {
-    uint64_t *w = lock_word(lock, "shmem_clear_lock");
-    uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), next;
+    lock_check(lock, "shmem_clear_lock");
+    uint64_t old = lock_op(lock, DSM_AMO_FETCH, 0, 0, "shmem_clear_lock");
+    uint64_t next, seen;
 
     /* The protected updates (puts, nbi included) are complete and visible
      * before the next holder can see its turn. */
     dsm_rt_quiet(&dsm_ctx_default);
-    do {
+    for (;;) {
         if (DSM_UNLIKELY(TICKET(old) == SERVING(old)))
-            dsm_rt_fatal("shmem_clear_lock", "lock %p is not held", lock);
+            dsm_rt_fatal("shmem_clear_lock", "lock %p is not held",
+                         (void *)lock);
         next = (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(SERVING(old) + 1);
-    } while (!__atomic_compare_exchange_n(w, &old, next, 0, __ATOMIC_RELEASE,
-                                          __ATOMIC_RELAXED));
+        seen = lock_op(lock, DSM_AMO_CSWAP, next, old, "shmem_clear_lock");
+        if (seen == old)
+            break;
+        old = seen;
+    }
     if (TICKET(next) != SERVING(next))
         for (int pe = 0; pe < dsm_rt.npes; pe++)
             if (dsm_rt.peer_ctrl[pe])

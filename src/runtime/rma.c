@@ -45,6 +45,14 @@ void dsm_rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     DSM_CHECK_PE(routine, pe);
     if (!nelems)
         return;
+    if (dsm_net_pe(pe)) {
+        for (size_t i = 0; i < nelems; i++)
+            dsm_net_put(routine,
+                        (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
+                        (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
+                        size, pe, 0);
+        return;
+    }
     char *r = strided_base(routine, dest, dst, nelems, size, pe);
     const char *s = src;
     for (size_t i = 0; i < nelems; i++)
@@ -60,6 +68,15 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     DSM_CHECK_PE(routine, pe);
     if (!nelems)
         return;
+    if (dsm_net_pe(pe)) {
+        for (size_t i = 0; i < nelems; i++)
+            dsm_net_get(routine,
+                        (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
+                        (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
+                        size, pe, 1);
+        dsm_net_quiet();
+        return;
+    }
     const char *r = strided_base(routine, src, sst, nelems, size, pe);
     char *d = dest;
     for (size_t i = 0; i < nelems; i++)
@@ -352,6 +369,9 @@ void dsm_rt_quiet(dsm_ctx_t *ctx)
 {
     for (int e = 0; e < dsm_rt.nengines; e++)
         dsm_rt_quiet_engine(ctx, e);
+    /* The network's operations are not per context: all of them. */
+    if (dsm_net_active())
+        dsm_net_quiet();
     /* Direct stores by this thread (inline puts) are ordered before what
      * follows the quiet. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -375,6 +395,12 @@ void pshmem_quiet(void)
  * flight, which it does by completing them. */
 static void fence(dsm_ctx_t *c)
 {
+    /* Providers order little (tcp;ofi_rxm: not even write after write):
+     * a fence over the network completes what was issued. */
+    if (dsm_net_active()) {
+        dsm_rt_quiet(c);
+        return;
+    }
     for (int e = 0; e < dsm_rt.nengines; e++)
         if (__atomic_load_n(&c->done[e], __ATOMIC_ACQUIRE) !=
             __atomic_load_n(&c->issued[e], __ATOMIC_ACQUIRE)) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rt.h"
+#include "net/net.h"
 
 void dsm_rma_wait_flag(uint64_t *flag);
 void dsm_rt_bad_ctx(const char *routine) DSM_NORETURN;
@@ -67,6 +68,10 @@ static inline void dsm_rma_put(shmem_ctx_t ctx, void *dest, const void *src,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY(!len))
         return;
+    if (dsm_net_pe(pe)) {
+        dsm_net_put(routine, dest, src, len, pe, 0);
+        return;
+    }
     char *r = dsm_rt_xlate(routine, dest, len, pe);
     if (DSM_LIKELY(len <= dsm_rt.inline_max) &&
         !dsm_rma_on_device(dest, src)) {
@@ -85,6 +90,10 @@ static inline void dsm_rma_get(shmem_ctx_t ctx, void *dest, const void *src,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY(!len))
         return;
+    if (dsm_net_pe(pe)) {
+        dsm_net_get(routine, dest, src, len, pe, 0);
+        return;
+    }
     const char *r = dsm_rt_xlate(routine, src, len, pe);
     if (DSM_LIKELY(len <= dsm_rt.inline_max) &&
         !dsm_rma_on_device(src, dest)) {
@@ -104,6 +113,10 @@ static inline void dsm_rma_put_nbi(shmem_ctx_t ctx, void *dest,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY(!len))
         return;
+    if (dsm_net_pe(pe)) {
+        dsm_net_put(routine, dest, src, len, pe, 1);
+        return;
+    }
     char *r = dsm_rt_xlate(routine, dest, len, pe);
     /* Completing at issue is a valid nbi completion; below the measured
      * crossover the engine's hand-off costs more than the copy. */
@@ -122,6 +135,10 @@ static inline void dsm_rma_get_nbi(shmem_ctx_t ctx, void *dest,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY(!len))
         return;
+    if (dsm_net_pe(pe)) {
+        dsm_net_get(routine, dest, src, len, pe, 1);
+        return;
+    }
     const char *r = dsm_rt_xlate(routine, src, len, pe);
     if (len <= dsm_rt.nbi_inline_max && !dsm_rma_on_device(src, dest)) {
         memcpy(dest, r, len);

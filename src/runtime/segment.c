@@ -225,7 +225,9 @@ dsm_status_t dsm_rt_segments_init(void)
 
     mine.heap_size = total;
     mine.static_size = dsm_rt.segs[DSM_SEG_STATIC].size;
-    mine.node_id = dsm_rt.boot.node_id;
+    /* SHMEM_FORCE_NETWORK: every PE its own node, so that one machine
+     * runs the inter-node path (src/net). */
+    mine.node_id = dsm_env.force_network ? me : dsm_rt.boot.node_id;
     if ((st = b->put("seginfo", &mine, sizeof(mine))) != DSM_OK ||
         (st = b->put_fd("seg.heap", dsm_rt.segs[DSM_SEG_HEAP].fd)) != DSM_OK)
         goto boot_err;

@@ -30,10 +30,18 @@ static void bad_sig_op(const char *routine, int sig_op)
             bad_sig_op(routine, op);                                           \
     } while (0)
 
-/* The CPU side of a signal update on PE pe's word w. */
+/* The CPU side of a signal update on PE pe's word w; w NULL: pe is reached
+ * through the network, sig_addr is the word (after every earlier network
+ * write of this PE has completed: data before signal). */
 static inline void signal_update(uint64_t *w, uint64_t signal, int sig_op,
-                                 int pe)
+                                 int pe, uint64_t *sig_addr,
+                                 const char *routine)
 {
+    if (DSM_UNLIKELY(!w)) {
+        dsm_net_signal(routine, sig_addr, signal, sig_op == SHMEM_SIGNAL_ADD,
+                       pe);
+        return;
+    }
     if (sig_op == SHMEM_SIGNAL_SET)
         __atomic_store_n(w, signal, __ATOMIC_RELEASE);
     else
@@ -48,7 +56,7 @@ static inline void put_signal(shmem_ctx_t ctx, void *dest, const void *src,
     CHECK_SIG_OP(routine, sig_op);
     uint64_t *w = dsm_amo_addr(ctx, sig_addr, sizeof(uint64_t), pe, routine);
     dsm_rma_put(ctx, dest, src, len, pe, routine);
-    signal_update(w, signal, sig_op, pe);
+    signal_update(w, signal, sig_op, pe, sig_addr, routine);
 }
 
 static inline void put_signal_nbi(shmem_ctx_t ctx, void *dest,
@@ -60,9 +68,11 @@ static inline void put_signal_nbi(shmem_ctx_t ctx, void *dest,
     uint64_t *w = dsm_amo_addr(ctx, sig_addr, sizeof(uint64_t), pe, routine);
     dsm_ctx_t *c = (dsm_ctx_t *)ctx;
 
-    if (DSM_UNLIKELY(sig_op == SHMEM_SIGNAL_ADD &&
-                     !(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_SIGNAL_ADD))) {
-        /* An engine that cannot add: complete the data, add from here. */
+    if (DSM_UNLIKELY(!w ||
+                     (sig_op == SHMEM_SIGNAL_ADD &&
+                      !(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_SIGNAL_ADD)))) {
+        /* An engine that cannot add, or a PE on another node: complete the
+         * data, then signal from here (a valid nbi completion). */
         put_signal(ctx, dest, src, len, sig_addr, signal, sig_op, pe, routine);
         return;
     }
@@ -237,7 +247,7 @@ static inline void signal_op(shmem_ctx_t ctx, uint64_t *sig_addr,
 {
     DSM_CHECK_INIT(routine);
     uint64_t *w = dsm_amo_addr(ctx, sig_addr, sizeof(uint64_t), pe, routine);
-    signal_update(w, signal, sig_op, pe);
+    signal_update(w, signal, sig_op, pe, sig_addr, routine);
 }
 
 void pshmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr,

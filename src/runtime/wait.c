@@ -6,6 +6,7 @@
  * its own nbi operations still move on an oversubscribed node.
  */
 #include "wait.h"
+#include "net/net.h"
 
 struct wait_arg {
     int (*cond)(void *);
@@ -18,6 +19,8 @@ static int wait_cond(void *p)
     struct wait_arg *w = p;
     if ((++w->n & 63) == 0 && dsm_rt.sdma)
         dsm_sdma_progress(dsm_rt.sdma, 1);
+    if (dsm_net_active() && (w->n & 7) == 0)
+        dsm_net_progress();
     return w->cond(w->arg);
 }
 

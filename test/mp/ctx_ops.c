@@ -108,7 +108,8 @@ int main(void)
         shmem_barrier_all();
     }
     /* Only meaningful when A's transfers took long enough to measure. */
-    if (ta > 0.006)
+    if (ta > 0.006 && !mp_network()) /* the network's quiet is not per
+                                          * context (docs/ARCHITECTURE.md) */
         CHECK(tb < ta / 2, "quiet(B) took %.3f ms of A's %.3f ms: it waited "
               "for the other context", tb * 1e3, ta * 1e3);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +21,7 @@
 
 #define MP_FAIL(...)                                                           \
     do {                                                                       \
-        char mp_msg_[512];                                                     \
+        char mp_msg_[1024];                                                     \
         snprintf(mp_msg_, sizeof(mp_msg_), __VA_ARGS__);                       \
         fprintf(stderr, "FAIL: PE %d: %s:%d: %s\n", shmem_my_pe(), __FILE__,   \
                 __LINE__, mp_msg_);                                            \
@@ -48,6 +49,17 @@ static inline void mp_init(void)
 {
     alarm(MP_ALARM_S);
     shmem_init();
+}
+
+/* 1 when the job runs with SHMEM_FORCE_NETWORK (every PE its own node):
+ * nothing is shared between PEs, shmem_ptr of a peer is NULL and
+ * SHMEM_TEAM_SHARED holds only this PE. */
+static inline int mp_network(void)
+{
+    const char *v = getenv("SHMEM_FORCE_NETWORK");
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") ||
+                 !strcasecmp(v, "y") || !strcasecmp(v, "true") ||
+                 !strcasecmp(v, "on"));
 }
 
 static inline double mp_now(void)

@@ -81,17 +81,25 @@ int main(void)
     CHECK(shmem_ptr(heap, npes) == NULL, "shmem_ptr(invalid PE)");
     long *rp = shmem_ptr(heap, right);
     long *rg = shmem_ptr(sym_global, right);
-    CHECK(rp && rg, "shmem_ptr(right) NULL on one node");
-    shmem_barrier_all();
-    for (int i = 0; i < 64; i++)
-        rp[i] = me * 100 + i;
-    rg[2] = me + 7;
-    shmem_barrier_all();
-    for (int i = 0; i < 64; i++)
-        CHECK(heap[i] == left * 100 + i, "store through shmem_ptr elem %d", i);
-    CHECK(sym_global[2] == left + 7, "store through shmem_ptr to a global");
-    CHECK(*(long *)shmem_ptr(&heap[5], right) == me * 100 + 5,
-          "load through shmem_ptr");
+    if (mp_network() && right != me) {
+        /* Another node: not load/store-able, but reachable by RMA. */
+        CHECK(!rp && !rg, "shmem_ptr(right) not NULL across the network");
+        CHECK(shmem_pe_accessible(right) && shmem_addr_accessible(heap, right),
+              "PE %d not accessible through the network", right);
+    } else {
+        CHECK(rp && rg, "shmem_ptr(right) NULL on one node");
+        shmem_barrier_all();
+        for (int i = 0; i < 64; i++)
+            rp[i] = me * 100 + i;
+        rg[2] = me + 7;
+        shmem_barrier_all();
+        for (int i = 0; i < 64; i++)
+            CHECK(heap[i] == left * 100 + i, "store through shmem_ptr elem %d",
+                  i);
+        CHECK(sym_global[2] == left + 7, "store through shmem_ptr to a global");
+        CHECK(*(long *)shmem_ptr(&heap[5], right) == me * 100 + 5,
+              "load through shmem_ptr");
+    }
     shmem_barrier_all();
 
     double t0 = shmemx_wtime();

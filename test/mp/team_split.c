@@ -88,9 +88,11 @@ int main(void)
     CHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me &&
               shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes,
           "world queries");
-    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == npes &&
-              shmem_team_my_pe(SHMEM_TEAM_SHARED) == me,
-          "shared team: %d PEs, me %d (one node: every PE)",
+    /* One node: every PE; forced network: only me. */
+    int shared_n = mp_network() ? 1 : npes, shared_me = mp_network() ? 0 : me;
+    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == shared_n &&
+              shmem_team_my_pe(SHMEM_TEAM_SHARED) == shared_me,
+          "shared team: %d PEs, me %d",
           shmem_team_n_pes(SHMEM_TEAM_SHARED),
           shmem_team_my_pe(SHMEM_TEAM_SHARED));
     int q_ok = shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1 &&

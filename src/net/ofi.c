@@ -1,0 +1,971 @@
+/*
+ * libfabric data path for PEs on other nodes (net.h).
+ *
+ * One RDM endpoint per PE (FI_THREAD_SAFE domain), one AV table holding
+ * every PE, one CQ in selective-completion mode and two completion
+ * counters (FI_WRITE, FI_READ). A blocking operation is posted with
+ * FI_COMPLETION and its caller's flag as context, set by whichever thread
+ * reads the entry. Every operation is counted in `posted`; quiet waits
+ * until the two counters together reach the count it saw on entry
+ * (injected operations produce no CQ entry on some providers, tcp;ofi_rxm,
+ * but always count; which counter a fetching atomic bumps does not matter
+ * to the sum). Writes and AMOs carry
+ * FI_DELIVERY_COMPLETE where the provider accepts it: their completion
+ * means the data is visible at the target, which quiet and the signal
+ * ordering rely on. Where the provider refuses it (getinfo retried
+ * without), quiet adds a read from every PE written since the last quiet:
+ * its completion can only come after the earlier writes were placed
+ * (providers order read-after-write, checked at startup).
+ *
+ * Memory: the heap segment (user heap + the runtime's internal area, so
+ * that team signal words are reachable) and the static segment are
+ * registered; each PE publishes its endpoint name, the segments' base
+ * addresses and keys through the bootstrap. Target addresses are the
+ * peer's virtual address (FI_MR_VIRT_ADDR) or the offset in the region.
+ *
+ * Atomics: each (operation, 4/8-byte integer) is checked with
+ * fi_query_atomic / fi_query_fetch_atomic / fi_query_compare_atomic at
+ * startup. One the provider lacks is done as a compare-and-swap loop
+ * (fetch, compute, FI_CSWAP until it sticks); a provider without FI_CSWAP
+ * on 64-bit integers is refused with a message naming what to set.
+ *
+ * Progress: waits call dsm_net_progress; a thread (SHMEM_OFI_PROGRESS_US)
+ * reads the CQ while the PE computes, so that providers with manual
+ * progress (tcp;ofi_rxm) answer remote reads and atomics of idle targets.
+ */
+#include "rt.h"
+#include "net/net.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+unsigned char *dsm_net_remote;
+
+#ifndef DSM_HAVE_OFI
+
+dsm_status_t dsm_net_init(void)
+{
+    for (int pe = 0; pe < dsm_rt.npes; pe++)
+        if (!dsm_rt.segs[DSM_SEG_HEAP].peer[pe]) {
+            dsm_log_error("shmem_init: PE %d is on another node%s, but this "
+                          "dmashmem was built without libfabric (install "
+                          "libfabric-dev and reconfigure)",
+                          pe, dsm_env.force_network
+                                  ? " (SHMEM_FORCE_NETWORK=1)"
+                                  : "");
+            return DSM_ERR_UNSUPPORTED;
+        }
+    return DSM_OK;
+}
+
+void dsm_net_fini(void) {}
+const char *dsm_net_provider(void) { return NULL; }
+
+/* Never reached: dsm_net_remote stays NULL in this build. */
+static void no_net(const char *routine) DSM_NORETURN;
+static void no_net(const char *routine)
+{
+    dsm_rt_fatal(routine, "no network path in this build");
+}
+void dsm_net_put(const char *routine, void *sym, const void *src, size_t len,
+                 int pe, int nbi)
+{
+    (void)sym, (void)src, (void)len, (void)pe, (void)nbi;
+    no_net(routine);
+}
+void dsm_net_get(const char *routine, void *dst, const void *sym, size_t len,
+                 int pe, int nbi)
+{
+    (void)sym, (void)dst, (void)len, (void)pe, (void)nbi;
+    no_net(routine);
+}
+void dsm_net_amo(const char *routine, int op, void *sym, size_t size,
+                 const void *val, const void *cmp, void *fetched, int pe)
+{
+    (void)op, (void)sym, (void)size, (void)val, (void)cmp, (void)fetched,
+        (void)pe;
+    no_net(routine);
+}
+void dsm_net_quiet(void) {}
+void dsm_net_progress(void) {}
+void dsm_net_signal(const char *routine, uint64_t *sym, uint64_t v, int add,
+                    int pe)
+{
+    (void)sym, (void)v, (void)add, (void)pe;
+    no_net(routine);
+}
+uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
+{
+    (void)sym, (void)pe;
+    no_net(routine);
+}
+
+#else /* DSM_HAVE_OFI */
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "amo.h"
+
+#include <dlfcn.h>
+
+/* libfabric is loaded when a job first needs the network, not linked: a
+ * job on one node never maps it or the provider libraries it pulls in
+ * (Debian's psm provider library installs signal handlers from its
+ * constructor that turn abort() and crashes into exit(), which would run
+ * the implicit shmem_finalize and hang the job). Only these entry points
+ * are symbols; the rest of the API is inline calls through the objects'
+ * ops tables. */
+static struct {
+    void *lib;
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t,
+                   const struct fi_info *, struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+    char *(*tostr)(const void *, enum fi_type);
+} ofi;
+
+static dsm_status_t ofi_load(void)
+{
+    if (ofi.lib)
+        return DSM_OK;
+    ofi.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!ofi.lib) {
+        dsm_log_error("shmem_init: PEs on other nodes need libfabric, which "
+                      "cannot be loaded: %s (install libfabric1)", dlerror());
+        return DSM_ERR_UNSUPPORTED;
+    }
+#define OFI_SYM(field, name)                                                   \
+    *(void **)&ofi.field = dlsym(ofi.lib, name);                               \
+    if (!ofi.field) {                                                          \
+        dsm_log_error("shmem_init: libfabric.so.1 lacks %s", name);            \
+        return DSM_ERR_UNSUPPORTED;                                            \
+    }
+    OFI_SYM(getinfo, "fi_getinfo")
+    OFI_SYM(freeinfo, "fi_freeinfo")
+    OFI_SYM(dupinfo, "fi_dupinfo")
+    OFI_SYM(fabric, "fi_fabric")
+    OFI_SYM(strerror, "fi_strerror")
+    OFI_SYM(tostr, "fi_tostr")
+#undef OFI_SYM
+    return DSM_OK;
+}
+
+#define NET_FI_VERSION FI_VERSION(1, 10)
+#define NET_NSEG 2 /* heap (with the internal area), static */
+#define NET_NAME_MAX 256
+
+typedef struct net_op {
+    int done;
+} net_op_t;
+
+/* What every peer publishes. */
+typedef struct net_pub {
+    uint64_t base[NET_NSEG];
+    uint64_t key[NET_NSEG];
+    uint64_t len[NET_NSEG];
+    uint32_t namelen;
+    char name[NET_NAME_MAX];
+} net_pub_t;
+
+typedef struct net_peer {
+    uint64_t base[NET_NSEG], key[NET_NSEG];
+} net_peer_t;
+
+/* How one AMO is carried out on one word size. */
+enum { AMO_NATIVE = 0, AMO_CAS_LOOP = 1 };
+
+static struct net {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_ep *ep;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_cntr *wcntr, *rcntr;
+    struct fid_mr *mr[NET_NSEG];
+    void *desc[NET_NSEG];
+    fi_addr_t *addr;  /* [npes] */
+    net_peer_t *peer; /* [npes] */
+    unsigned char *written; /* [npes] since the last quiet (flush reads) */
+    int virt_addr;
+    int delivery; /* FI_DELIVERY_COMPLETE accepted */
+    uint64_t wflags;
+    size_t inject, max_msg;
+    uint64_t posted; /* operations posted (counters count them done) */
+    pthread_mutex_t cq_lock;
+    pthread_t prog;
+    int prog_on, prog_stop;
+    unsigned char amo_mode[8][2][2]; /* [dsm_amo_op_t][size 4, 8][fetch] */
+    char prov[64];
+} net;
+
+static net_op_t nbi_op; /* context of operations nobody waits for alone */
+
+/* ------------------------------------------------------------ errors */
+
+static void net_fail(const char *routine, const char *what, int pe,
+                     ssize_t rc) DSM_NORETURN;
+static void net_fail(const char *routine, const char *what, int pe, ssize_t rc)
+{
+    dsm_rt_fatal(routine, "%s to PE %d failed over libfabric provider %s: %s",
+                 what, pe, net.prov, ofi.strerror((int)-rc));
+}
+
+/* ------------------------------------------------------------ progress */
+
+static int cq_poll(void)
+{
+    struct fi_cq_entry e[16];
+    ssize_t n;
+    int got = 0;
+
+    /* One reader at a time: an error entry must be read by the thread
+     * that saw -FI_EAVAIL. */
+    if (pthread_mutex_trylock(&net.cq_lock))
+        return 0;
+    n = fi_cq_read(net.cq, e, DSM_ARRAY_SIZE(e));
+    if (n > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            net_op_t *op = e[i].op_context;
+            if (op && op != &nbi_op)
+                __atomic_store_n(&op->done, 1, __ATOMIC_RELEASE);
+        }
+        got = (int)n;
+    } else if (n == -FI_EAVAIL) {
+        struct fi_cq_err_entry err = {0};
+        char buf[256] = "";
+        fi_cq_readerr(net.cq, &err, 0);
+        pthread_mutex_unlock(&net.cq_lock);
+        if (err.prov_errno)
+            fi_cq_strerror(net.cq, err.prov_errno, err.err_data, buf,
+                           sizeof(buf));
+        dsm_rt_fatal("network", "a libfabric operation failed (provider %s): "
+                     "%s%s%s", net.prov, ofi.strerror(err.err),
+                     buf[0] ? ": " : "", buf);
+    } else if (n < 0 && n != -FI_EAGAIN) {
+        pthread_mutex_unlock(&net.cq_lock);
+        dsm_rt_fatal("network", "fi_cq_read failed (provider %s): %s",
+                     net.prov, ofi.strerror((int)-n));
+    }
+    pthread_mutex_unlock(&net.cq_lock);
+    return got;
+}
+
+void dsm_net_progress(void)
+{
+    if (net.cq)
+        cq_poll();
+}
+
+static void *prog_main(void *arg)
+{
+    struct timespec ts = {0, dsm_env.ofi_progress_us * 1000L};
+    (void)arg;
+    while (!__atomic_load_n(&net.prog_stop, __ATOMIC_ACQUIRE)) {
+        if (!cq_poll())
+            nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* Post with retries: a full queue answers -FI_EAGAIN until completions are
+ * read. */
+#define NET_POST(routine, what, pe, call)                                      \
+    do {                                                                       \
+        ssize_t rc_;                                                           \
+        while ((rc_ = (call)) == -FI_EAGAIN)                                   \
+            cq_poll();                                                         \
+        if (rc_)                                                               \
+            net_fail(routine, what, pe, rc_);                                  \
+        __atomic_fetch_add(&net.posted, 1, __ATOMIC_ACQ_REL);                  \
+    } while (0)
+
+static int op_done(void *p)
+{
+    cq_poll();
+    return __atomic_load_n(&((net_op_t *)p)->done, __ATOMIC_ACQUIRE);
+}
+
+static void op_wait(net_op_t *op)
+{
+    dsm_backoff_t b = {0};
+    while (!op_done(op))
+        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, op_done, op);
+}
+
+/* 1 once the counters cover *target operations (failing the job on an
+ * operation that completed in error: an injected one has no CQ entry to
+ * report it). */
+static int counted(void *p)
+{
+    uint64_t target = *(uint64_t *)p;
+    cq_poll();
+    if (DSM_UNLIKELY(fi_cntr_readerr(net.wcntr) || fi_cntr_readerr(net.rcntr)))
+        dsm_rt_fatal("shmem_quiet", "%llu network operation(s) failed "
+                     "(libfabric provider %s)",
+                     (unsigned long long)(fi_cntr_readerr(net.wcntr) +
+                                          fi_cntr_readerr(net.rcntr)),
+                     net.prov);
+    return fi_cntr_read(net.wcntr) + fi_cntr_read(net.rcntr) >= target;
+}
+
+/* ------------------------------------------------------------ addresses */
+
+/* PE pe's address and key for the symmetric range [sym, sym+len). */
+static void remote_of(const char *routine, const void *sym, size_t len, int pe,
+                      uint64_t *raddr, uint64_t *key)
+{
+    for (int i = 0; i < NET_NSEG; i++) {
+        const dsm_seg_t *s = &dsm_rt.segs[i];
+        uintptr_t off = (uintptr_t)sym - (uintptr_t)s->base;
+        if (s->base && off < s->map_size && len <= s->map_size - off) {
+            *raddr = (net.virt_addr ? net.peer[pe].base[i] : 0) + off;
+            *key = net.peer[pe].key[i];
+            return;
+        }
+    }
+    if ((uintptr_t)sym - (uintptr_t)dsm_rt.segs[DSM_SEG_DEVICE].base <
+        dsm_rt.segs[DSM_SEG_DEVICE].size)
+        dsm_rt_fatal(routine, "PE %d is on another node: RMA on the device "
+                     "heap (GPU memory) across nodes is not supported", pe);
+    dsm_rt_bad_addr(routine, sym, len, pe);
+}
+
+/* ------------------------------------------------------------ RMA */
+
+void dsm_net_put(const char *routine, void *sym, const void *src, size_t len,
+                 int pe, int nbi)
+{
+    uint64_t raddr, key;
+    const char *s = src;
+
+    remote_of(routine, sym, len, pe, &raddr, &key);
+    net.written[pe] = 1;
+    while (len) {
+        size_t n = DSM_MIN(len, net.max_msg);
+        struct iovec iov = {.iov_base = (void *)s, .iov_len = n};
+        struct fi_rma_iov rma = {.addr = raddr, .len = n, .key = key};
+        net_op_t op = {0};
+        int inj = n <= net.inject;
+        struct fi_msg_rma msg = {
+            .msg_iov = &iov,
+            .iov_count = 1,
+            .addr = net.addr[pe],
+            .rma_iov = &rma,
+            .rma_iov_count = 1,
+            .context = inj || nbi ? (void *)&nbi_op : (void *)&op,
+        };
+        /* Blocking: src reusable on return (an injected one already is);
+         * nbi: the caller keeps src valid until quiet, the counters tell. */
+        int wait = !inj && !nbi;
+        NET_POST(routine, "put", pe,
+                 fi_writemsg(net.ep, &msg,
+                             net.wflags | (inj ? FI_INJECT : 0) |
+                                 (wait ? FI_COMPLETION : 0)));
+        if (wait)
+            op_wait(&op);
+        s += n;
+        raddr += n;
+        len -= n;
+    }
+}
+
+void dsm_net_get(const char *routine, void *dst, const void *sym, size_t len,
+                 int pe, int nbi)
+{
+    uint64_t raddr, key;
+    char *d = dst;
+
+    remote_of(routine, sym, len, pe, &raddr, &key);
+    while (len) {
+        size_t n = DSM_MIN(len, net.max_msg);
+        net_op_t op = {0};
+        struct iovec iov = {.iov_base = d, .iov_len = n};
+        struct fi_rma_iov rma = {.addr = raddr, .len = n, .key = key};
+        struct fi_msg_rma msg = {
+            .msg_iov = &iov,
+            .iov_count = 1,
+            .addr = net.addr[pe],
+            .rma_iov = &rma,
+            .rma_iov_count = 1,
+            .context = nbi ? (void *)&nbi_op : (void *)&op,
+        };
+        NET_POST(routine, "get", pe,
+                 fi_readmsg(net.ep, &msg, nbi ? 0 : FI_COMPLETION));
+        if (!nbi)
+            op_wait(&op);
+        d += n;
+        raddr += n;
+        len -= n;
+    }
+}
+
+/* ------------------------------------------------------------ atomics */
+
+static enum fi_op fi_op_of(int op)
+{
+    switch (op) {
+    case DSM_AMO_FETCH:
+        return FI_ATOMIC_READ;
+    case DSM_AMO_SET:
+    case DSM_AMO_SWAP:
+        return FI_ATOMIC_WRITE;
+    case DSM_AMO_CSWAP:
+        return FI_CSWAP;
+    case DSM_AMO_ADD:
+        return FI_SUM;
+    case DSM_AMO_AND:
+        return FI_BAND;
+    case DSM_AMO_OR:
+        return FI_BOR;
+    default:
+        return FI_BXOR;
+    }
+}
+
+/* Operations that always return the old value (the others do when the
+ * caller asks: fetch_add, fetch_and, ...). */
+static int op_fetches(int op)
+{
+    return op != DSM_AMO_SET && op != DSM_AMO_ADD && op != DSM_AMO_AND &&
+           op != DSM_AMO_OR && op != DSM_AMO_XOR;
+}
+
+/* fetched != NULL: the fetching form (fi_fetch_atomic/fi_compare_atomic,
+ * waited for); NULL: put-like fi_atomic, complete at quiet. */
+static void amo_native(const char *routine, int op, uint64_t raddr,
+                       uint64_t key, enum fi_datatype dt, const void *val,
+                       const void *cmp, void *fetched, int pe)
+{
+    struct fi_ioc ioc = {.addr = (void *)val, .count = 1};
+    struct fi_ioc res = {.addr = fetched, .count = 1};
+    struct fi_ioc cmpv = {.addr = (void *)cmp, .count = 1};
+    struct fi_rma_ioc rma = {.addr = raddr, .count = 1, .key = key};
+    struct fi_msg_atomic msg = {
+        .msg_iov = &ioc,
+        .iov_count = 1,
+        .addr = net.addr[pe],
+        .rma_iov = &rma,
+        .rma_iov_count = 1,
+        .datatype = dt,
+        .op = fi_op_of(op),
+    };
+    net_op_t done = {0};
+    uint64_t scratch = 0;
+
+    if (op == DSM_AMO_FETCH)
+        ioc.addr = &scratch; /* ignored operand of FI_ATOMIC_READ */
+    if (fetched) {
+        msg.context = &done;
+        if (op == DSM_AMO_CSWAP)
+            NET_POST(routine, "compare-and-swap", pe,
+                     fi_compare_atomicmsg(net.ep, &msg, &cmpv, NULL, 1, &res,
+                                          NULL, 1, FI_COMPLETION));
+        else
+            NET_POST(routine, "fetching atomic", pe,
+                     fi_fetch_atomicmsg(net.ep, &msg, &res, NULL, 1,
+                                        FI_COMPLETION));
+        op_wait(&done);
+    } else {
+        /* Put-like: the operand is injected, completion comes at quiet. */
+        msg.context = &nbi_op;
+        net.written[pe] = 1;
+        NET_POST(routine, "atomic", pe,
+                 fi_atomicmsg(net.ep, &msg, net.wflags | FI_INJECT));
+    }
+}
+
+#define AMO_APPLY(W, op, old, val)                                             \
+    ((op) == DSM_AMO_ADD   ? (W)((old) + (val))                                \
+     : (op) == DSM_AMO_AND ? (W)((old) & (val))                                \
+     : (op) == DSM_AMO_OR  ? (W)((old) | (val))                                \
+     : (op) == DSM_AMO_XOR ? (W)((old) ^ (val))                                \
+                           : (W)(val))
+
+/* The documented alternative for an operation the provider lacks:
+ * compare-and-swap until the word did not change under us. */
+static void amo_cas_loop(const char *routine, int op, uint64_t raddr,
+                         uint64_t key, size_t size, const void *val,
+                         void *fetched, int pe)
+{
+    enum fi_datatype dt = size == 8 ? FI_UINT64 : FI_UINT32;
+    uint64_t old = 0, seen = 0, nv = 0, v = 0, zero = 0;
+
+    memcpy(&v, val ? val : &zero, size);
+    /* First guess by an atomic read (or a CAS of 0 by 0 when the provider
+     * lacks even that: it returns the word unchanged). */
+    if (net.amo_mode[DSM_AMO_FETCH][size == 8][1] == AMO_NATIVE)
+        amo_native(routine, DSM_AMO_FETCH, raddr, key, dt, NULL, NULL, &old,
+                   pe);
+    else
+        amo_native(routine, DSM_AMO_CSWAP, raddr, key, dt, &zero, &zero, &old,
+                   pe);
+    for (;;) {
+        if (op == DSM_AMO_FETCH) {
+            seen = old;
+            nv = old;
+        } else if (size == 8) {
+            nv = AMO_APPLY(uint64_t, op, old, v);
+        } else {
+            nv = AMO_APPLY(uint32_t, op, (uint32_t)old, (uint32_t)v);
+        }
+        amo_native(routine, DSM_AMO_CSWAP, raddr, key, dt, &nv, &old, &seen,
+                   pe);
+        if (seen == old)
+            break;
+        old = seen;
+    }
+    if (fetched)
+        memcpy(fetched, &old, size);
+}
+
+void dsm_net_amo(const char *routine, int op, void *sym, size_t size,
+                 const void *val, const void *cmp, void *fetched, int pe)
+{
+    uint64_t raddr, key, scratch = 0;
+
+    remote_of(routine, sym, size, pe, &raddr, &key);
+    /* SWAP without a result buffer still fetches (FI_ATOMIC_WRITE through
+     * fetch_atomic); its result goes to scratch. */
+    if (op_fetches(op) && !fetched)
+        fetched = &scratch;
+    if (net.amo_mode[op][size == 8][fetched != NULL] == AMO_CAS_LOOP) {
+        if (op == DSM_AMO_CSWAP) /* CSWAP itself is native (checked) */
+            dsm_rt_fatal(routine, "internal: CSWAP cannot be emulated");
+        amo_cas_loop(routine, op, raddr, key, size, val, fetched, pe);
+        return;
+    }
+    amo_native(routine, op, raddr, key, size == 8 ? FI_UINT64 : FI_UINT32,
+               val, cmp, fetched, pe);
+}
+
+/* ------------------------------------------------------------ quiet */
+
+void dsm_net_quiet(void)
+{
+    if (!net.ep)
+        return;
+    uint64_t target = __atomic_load_n(&net.posted, __ATOMIC_ACQUIRE);
+    if (!counted(&target))
+        dsm_rt_wait(counted, &target);
+    if (net.delivery)
+        return;
+    /* Transmit-complete writes: a read from each PE written since the last
+     * quiet returns only after those writes were placed (read-after-write
+     * order, checked at startup). */
+    for (int pe = 0; pe < dsm_rt.npes; pe++) {
+        if (!net.written[pe])
+            continue;
+        net.written[pe] = 0;
+        uint64_t w;
+        dsm_net_get("shmem_quiet", &w, dsm_rt.ctrl, sizeof(w), pe, 0);
+    }
+}
+
+void dsm_net_signal(const char *routine, uint64_t *sym, uint64_t v, int add,
+                    int pe)
+{
+    dsm_net_quiet(); /* data before signal */
+    dsm_net_amo(routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v), &v,
+                NULL, NULL, pe);
+}
+
+uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
+{
+    uint64_t v = 0;
+    dsm_net_amo(routine, DSM_AMO_FETCH, (void *)sym, sizeof(v), NULL, NULL,
+                &v, pe);
+    return v;
+}
+
+const char *dsm_net_provider(void)
+{
+    return net.ep ? net.prov : NULL;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static struct fi_info *hints_for(const char *prov, const char *domain,
+                                 int delivery)
+{
+    struct fi_info *h = ofi.dupinfo(NULL);
+    if (!h)
+        return NULL;
+    h->caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
+              FI_REMOTE_WRITE;
+    h->mode = 0; /* our contexts are bare flags: no FI_CONTEXT space */
+    h->ep_attr->type = FI_EP_RDM;
+    h->domain_attr->threading = FI_THREAD_SAFE;
+    h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+                              FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    /* Our waits and the progress thread drive progress: a provider that
+     * would run its own spinning thread (sockets) must not, on a node
+     * whose cores the PEs already use. */
+    h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+    if (delivery)
+        h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    if (prov)
+        h->fabric_attr->prov_name = strdup(prov);
+    if (domain)
+        h->domain_attr->name = strdup(domain);
+    return h;
+}
+
+/* Providers that cannot reach another node: skipped by auto. */
+static int node_local_prov(const char *name)
+{
+    return !strncmp(name, "shm", 3) || !strncmp(name, "sm2", 3) ||
+           !strncmp(name, "udp", 3) || strstr(name, "ofi_hook") != NULL;
+}
+
+/* The providers here that offer RMA and atomics, for error messages. */
+static void list_capable(char *out, size_t n)
+{
+    struct fi_info *h = hints_for(NULL, NULL, 0), *all = NULL, *i;
+    size_t used = 0;
+    out[0] = 0;
+    if (!h)
+        return;
+    if (ofi.getinfo(NET_FI_VERSION, NULL, NULL, 0, h, &all) == 0) {
+        for (i = all; i && used + 1 < n; i = i->next) {
+            const char *p = i->fabric_attr->prov_name;
+            if (strstr(out, p))
+                continue;
+            used += (size_t)snprintf(out + used, n - used, "%s%s",
+                                     used ? ", " : "", p);
+        }
+        ofi.freeinfo(all);
+    }
+    ofi.freeinfo(h);
+}
+
+static dsm_status_t pick_info(void)
+{
+    const char *prov = strcmp(dsm_env.ofi_provider, "auto")
+                           ? dsm_env.ofi_provider
+                           : NULL;
+    const char *dom = strcmp(dsm_env.ofi_domain, "auto") ? dsm_env.ofi_domain
+                                                         : NULL;
+    /* One machine pretending to be several: loopback unless told. */
+    int lo = !dom && dsm_env.force_network && dsm_rt.boot.num_nodes == 1;
+    int rc = -FI_ENODATA;
+
+    /* tcp and sockets skip the loopback interface while another exists
+     * unless told to use it (their own variables win when set). */
+    if (lo) {
+        setenv("FI_TCP_IFACE", "lo", 0);
+        setenv("FI_SOCKETS_IFACE", "lo", 0);
+    }
+    for (int attempt = 0; attempt < 4 && !net.info; attempt++) {
+        int delivery = !(attempt & 1);
+        const char *d = dom ? dom : (lo && attempt < 2 ? "lo" : NULL);
+        struct fi_info *h = hints_for(prov, d, delivery), *all = NULL, *i;
+        if (!h)
+            return DSM_ERR_NOMEM;
+        rc = ofi.getinfo(NET_FI_VERSION, NULL, NULL, 0, h, &all);
+        ofi.freeinfo(h);
+        if (rc)
+            continue;
+        for (i = all; i; i = i->next)
+            if (prov || !node_local_prov(i->fabric_attr->prov_name))
+                break;
+        if (i) {
+            net.info = ofi.dupinfo(i);
+            net.delivery = delivery;
+        }
+        ofi.freeinfo(all);
+        if (dom || !lo) /* the domain name does not vary: two attempts */
+            attempt += attempt >= 1 ? 2 : 0;
+    }
+    if (!net.info) {
+        char cap[256];
+        list_capable(cap, sizeof(cap));
+        dsm_log_error("shmem_init: no libfabric provider%s%s%s%s offers an "
+                      "RDM endpoint with FI_RMA and FI_ATOMIC (%s); set "
+                      "SHMEM_OFI_PROVIDER to one that does%s%s",
+                      prov ? " '" : "", prov ? prov : "", prov ? "'" : "",
+                      dom ? " on that domain" : "", ofi.strerror(-rc),
+                      cap[0] ? ": here " : "", cap[0] ? cap : "");
+        return DSM_ERR_UNSUPPORTED;
+    }
+    snprintf(net.prov, sizeof(net.prov), "%s",
+             net.info->fabric_attr->prov_name);
+    return DSM_OK;
+}
+
+/* Native or CAS loop for every (op, size); fails without 64-bit CSWAP. */
+static dsm_status_t check_atomics(void)
+{
+    static const int ops[] = {DSM_AMO_FETCH, DSM_AMO_SET, DSM_AMO_SWAP,
+                              DSM_AMO_CSWAP, DSM_AMO_ADD, DSM_AMO_AND,
+                              DSM_AMO_OR, DSM_AMO_XOR};
+    char lacked[256] = "";
+    size_t used = 0;
+
+    for (size_t k = 0; k < DSM_ARRAY_SIZE(ops); k++) {
+        for (int s8 = 0; s8 < 2; s8++) {
+            for (int f = 0; f < 2; f++) {
+                int op = ops[k], rc;
+                struct fi_atomic_attr attr;
+                enum fi_datatype dt = s8 ? FI_UINT64 : FI_UINT32;
+                if (op_fetches(op) && !f)
+                    continue; /* only the fetching form exists */
+                uint64_t kind = op == DSM_AMO_CSWAP ? FI_COMPARE_ATOMIC
+                                : f                 ? FI_FETCH_ATOMIC
+                                                    : 0;
+                rc = fi_query_atomic(net.domain, dt, fi_op_of(op), &attr,
+                                     kind);
+                net.amo_mode[op][s8][f] = rc ? AMO_CAS_LOOP : AMO_NATIVE;
+                if (rc && used + 1 < sizeof(lacked))
+                    used += (size_t)snprintf(
+                        lacked + used, sizeof(lacked) - used, "%s%s%s/%s",
+                        used ? ", " : "", f ? "fetch " : "",
+                        ofi.tostr(&(enum fi_op){fi_op_of(op)},
+                                 FI_TYPE_ATOMIC_OP),
+                        s8 ? "u64" : "u32");
+            }
+        }
+    }
+    if (net.amo_mode[DSM_AMO_CSWAP][1][1] != AMO_NATIVE ||
+        net.amo_mode[DSM_AMO_CSWAP][0][1] != AMO_NATIVE) {
+        dsm_log_error("shmem_init: libfabric provider %s lacks FI_CSWAP on "
+                      "32/64-bit integers, which every OpenSHMEM atomic "
+                      "needs; set SHMEM_OFI_PROVIDER (e.g. tcp;ofi_rxm or "
+                      "sockets)", net.prov);
+        return DSM_ERR_UNSUPPORTED;
+    }
+    if (used)
+        dsm_debug("network: provider %s lacks %s: done as compare-and-swap "
+                  "loops", net.prov, lacked);
+    return DSM_OK;
+}
+
+#define OFI_CHECK(call, what)                                                  \
+    do {                                                                       \
+        int rc_ = (int)(call);                                                 \
+        if (rc_) {                                                             \
+            dsm_log_error("shmem_init: %s failed (libfabric provider %s): %s", \
+                          what, net.prov, ofi.strerror(-rc_));                  \
+            return DSM_ERR_UNSUPPORTED;                                        \
+        }                                                                      \
+    } while (0)
+
+static dsm_status_t open_endpoint(void)
+{
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT,
+                             .wait_obj = FI_WAIT_NONE};
+    struct fi_av_attr ava = {.type = FI_AV_TABLE};
+
+    OFI_CHECK(ofi.fabric(net.info->fabric_attr, &net.fabric, NULL),
+              "fi_fabric");
+    OFI_CHECK(fi_domain(net.fabric, net.info, &net.domain, NULL),
+              "fi_domain");
+    OFI_CHECK(fi_endpoint(net.domain, net.info, &net.ep, NULL),
+              "fi_endpoint");
+    OFI_CHECK(fi_cq_open(net.domain, &cqa, &net.cq, NULL), "fi_cq_open");
+    OFI_CHECK(fi_av_open(net.domain, &ava, &net.av, NULL), "fi_av_open");
+    struct fi_cntr_attr cna = {.events = FI_CNTR_EVENTS_COMP,
+                               .wait_obj = FI_WAIT_NONE};
+    OFI_CHECK(fi_cntr_open(net.domain, &cna, &net.wcntr, NULL),
+              "fi_cntr_open");
+    OFI_CHECK(fi_cntr_open(net.domain, &cna, &net.rcntr, NULL),
+              "fi_cntr_open");
+    OFI_CHECK(fi_ep_bind(net.ep, &net.wcntr->fid, FI_WRITE),
+              "binding the write counter");
+    OFI_CHECK(fi_ep_bind(net.ep, &net.rcntr->fid, FI_READ),
+              "binding the read counter");
+    OFI_CHECK(fi_ep_bind(net.ep, &net.cq->fid,
+                         FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION),
+              "binding the completion queue");
+    OFI_CHECK(fi_ep_bind(net.ep, &net.av->fid, 0), "binding the AV");
+    OFI_CHECK(fi_enable(net.ep), "fi_enable");
+    net.virt_addr = !!(net.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
+    net.inject = net.info->tx_attr->inject_size;
+    net.max_msg = DSM_MIN(net.info->ep_attr->max_msg_size, (size_t)1 << 30);
+    net.wflags = net.delivery ? FI_DELIVERY_COMPLETE : 0;
+    return DSM_OK;
+}
+
+static dsm_status_t register_segments(net_pub_t *pub)
+{
+    for (int i = 0; i < NET_NSEG; i++) {
+        dsm_seg_t *s = &dsm_rt.segs[i];
+        if (!s->base || !s->map_size)
+            continue;
+        OFI_CHECK(fi_mr_reg(net.domain, s->base, s->map_size,
+                            FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                            (uint64_t)i + 1, 0, &net.mr[i], NULL),
+                  i == DSM_SEG_HEAP ? "registering the symmetric heap"
+                                    : "registering the static data");
+        if (net.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+            OFI_CHECK(fi_mr_bind(net.mr[i], &net.ep->fid, 0),
+                      "binding a memory region");
+            OFI_CHECK(fi_mr_enable(net.mr[i]), "enabling a memory region");
+        }
+        net.desc[i] = fi_mr_desc(net.mr[i]);
+        pub->base[i] = (uint64_t)(uintptr_t)s->base;
+        pub->key[i] = fi_mr_key(net.mr[i]);
+        pub->len[i] = s->map_size;
+    }
+    return DSM_OK;
+}
+
+static dsm_status_t exchange(net_pub_t *pub)
+{
+    const dsm_boot_ops_t *b = dsm_rt.boot_ops;
+    const int n = dsm_rt.npes;
+    size_t namelen = sizeof(pub->name);
+    char *names;
+    dsm_status_t st;
+
+    OFI_CHECK(fi_getname(&net.ep->fid, pub->name, &namelen), "fi_getname");
+    pub->namelen = (uint32_t)namelen;
+    if ((st = b->put("net.pub", pub, sizeof(*pub))) != DSM_OK ||
+        (st = b->fence()) != DSM_OK)
+        return st;
+    names = calloc((size_t)n, NET_NAME_MAX);
+    net.addr = calloc((size_t)n, sizeof(fi_addr_t));
+    net.peer = calloc((size_t)n, sizeof(net_peer_t));
+    net.written = calloc((size_t)n, 1);
+    if (!names || !net.addr || !net.peer || !net.written) {
+        free(names);
+        return DSM_ERR_NOMEM;
+    }
+    for (int pe = 0; pe < n; pe++) {
+        net_pub_t theirs;
+        size_t len = sizeof(theirs);
+        if ((st = b->get(pe, "net.pub", &theirs, &len)) != DSM_OK) {
+            free(names);
+            return st;
+        }
+        if (theirs.namelen != pub->namelen) {
+            dsm_log_error("shmem_init: PE %d's endpoint name has %u bytes, "
+                          "this PE's %u: every PE must use the same libfabric "
+                          "provider (SHMEM_OFI_PROVIDER)", pe,
+                          theirs.namelen, pub->namelen);
+            free(names);
+            return DSM_ERR_INVAL;
+        }
+        memcpy(names + (size_t)pe * pub->namelen, theirs.name, pub->namelen);
+        memcpy(net.peer[pe].base, theirs.base, sizeof(theirs.base));
+        memcpy(net.peer[pe].key, theirs.key, sizeof(theirs.key));
+    }
+    /* The AV must take names packed back to back. */
+    int got = fi_av_insert(net.av, names, (size_t)n, net.addr, 0, NULL);
+    free(names);
+    if (got != n) {
+        dsm_log_error("shmem_init: fi_av_insert took %d of %d PE addresses "
+                      "(libfabric provider %s)", got, n, net.prov);
+        return DSM_ERR_UNSUPPORTED;
+    }
+    return DSM_OK;
+}
+
+/* Signals whose handlers provider libraries replace when libfabric loads
+ * them: Debian's psm provider library (libinfinipath) installs, from its
+ * constructor, handlers that call exit(), which would run the implicit
+ * shmem_finalize in a PE that aborts and hang the job instead of ending it
+ * (measured: abort() under SHMEM_FORCE_NETWORK=1). The application's
+ * handlers are put back once libfabric is loaded and opened. */
+static const int kept_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+                                   SIGABRT, SIGINT, SIGTERM, SIGQUIT};
+
+dsm_status_t dsm_net_init(void)
+{
+    const int n = dsm_rt.npes;
+    struct sigaction saved[DSM_ARRAY_SIZE(kept_signals)];
+    net_pub_t pub;
+    dsm_status_t st;
+    int remote = 0;
+
+    for (int pe = 0; pe < n; pe++)
+        remote += !dsm_rt.segs[DSM_SEG_HEAP].peer[pe];
+    if (!remote)
+        return DSM_OK;
+    pthread_mutex_init(&net.cq_lock, NULL);
+    memset(&pub, 0, sizeof(pub));
+    for (size_t i = 0; i < DSM_ARRAY_SIZE(kept_signals); i++)
+        sigaction(kept_signals[i], NULL, &saved[i]);
+    st = ofi_load();
+    if (st == DSM_OK)
+        st = pick_info();
+    if (st == DSM_OK)
+        st = open_endpoint();
+    for (size_t i = 0; i < DSM_ARRAY_SIZE(kept_signals); i++)
+        sigaction(kept_signals[i], &saved[i], NULL);
+    if (st != DSM_OK || 
+        (st = check_atomics()) != DSM_OK ||
+        (st = register_segments(&pub)) != DSM_OK ||
+        (st = exchange(&pub)) != DSM_OK)
+        return st;
+    dsm_net_remote = calloc((size_t)n, 1);
+    if (!dsm_net_remote)
+        return DSM_ERR_NOMEM;
+    for (int pe = 0; pe < n; pe++)
+        dsm_net_remote[pe] = !dsm_rt.segs[DSM_SEG_HEAP].peer[pe];
+    if (dsm_env.ofi_progress_us > 0) {
+        if (pthread_create(&net.prog, NULL, prog_main, NULL)) {
+            dsm_log_error("shmem_init: cannot start the network progress "
+                          "thread: %s", strerror(errno));
+            return DSM_ERR_NOMEM;
+        }
+        net.prog_on = 1;
+    }
+    dsm_debug("network: %d of %d PEs through libfabric provider %s on %s "
+              "(%s, delivery-complete %s, inject %zu B)",
+              remote, n, net.prov, net.info->domain_attr->name,
+              net.virt_addr ? "virtual addresses" : "offsets",
+              net.delivery ? "yes" : "no (flush reads)", net.inject);
+    return DSM_OK;
+}
+
+void dsm_net_fini(void)
+{
+    if (net.prog_on) {
+        __atomic_store_n(&net.prog_stop, 1, __ATOMIC_RELEASE);
+        pthread_join(net.prog, NULL);
+        net.prog_on = 0;
+    }
+    if (net.ep)
+        dsm_net_quiet();
+    if (net.ep)
+        fi_close(&net.ep->fid);
+    for (int i = 0; i < NET_NSEG; i++)
+        if (net.mr[i])
+            fi_close(&net.mr[i]->fid);
+    if (net.av)
+        fi_close(&net.av->fid);
+    if (net.cq)
+        fi_close(&net.cq->fid);
+    if (net.wcntr)
+        fi_close(&net.wcntr->fid);
+    if (net.rcntr)
+        fi_close(&net.rcntr->fid);
+    if (net.domain)
+        fi_close(&net.domain->fid);
+    if (net.fabric)
+        fi_close(&net.fabric->fid);
+    if (net.info)
+        ofi.freeinfo(net.info);
+    free(net.addr);
+    free(net.peer);
+    free(net.written);
+    free(dsm_net_remote);
+    dsm_net_remote = NULL;
+    memset(&net, 0, sizeof(net));
+}
+
+#endif /* DSM_HAVE_OFI */
