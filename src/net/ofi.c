@@ -478,6 +478,13 @@ static void amo_native(const char *routine, int op, uint64_t raddr,
                      fi_fetch_atomicmsg(net.ep, &msg, &res, NULL, 1,
                                         FI_COMPLETION));
         op_wait(&done);
+    } else if (pe == dsm_rt.me) {
+        /* On my own word: complete on return, since the caller may read it
+         * next with a plain load (every on-node AMO behaves so). */
+        msg.context = &done;
+        NET_POST(routine, "atomic", pe,
+                 fi_atomicmsg(net.ep, &msg, net.wflags | FI_COMPLETION));
+        op_wait(&done);
     } else {
         /* Put-like: the operand is injected, completion comes at quiet. */
         msg.context = &nbi_op;
