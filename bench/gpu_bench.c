@@ -9,7 +9,8 @@
  *   RMA (PE 0 drives, PE 1 is the target; needs 2 PEs):
  *     put_nbi bandwidth  1 KiB .. max: k x put_nbi then one quiet
  *     putmem 8 B         blocking put latency (median of single calls)
- *     64 x 1 KiB         put_nbi x 64 then quiet (median)
+ *     64 x 1 KiB         put_nbi x 64 then quiet (median); adjacent, and
+ *                        scattered (2 KiB stride: nothing to merge)
  *   Collectives, 1 KiB .. max bytes per PE (x4 steps), us per call, the
  *   slowest PE's mean over back-to-back calls after a warm-up:
  *     fcollect, alltoall            shmem_fcollectmem / shmem_alltoallmem
@@ -369,6 +370,18 @@ static void rma_rows(char *src, char *dst, size_t maxb, int quick)
             w[r] = now_us() - t0;
         }
         add("nbi64x1k_quiet_median", "-", 65536, median(w, REP), "us");
+        /* The same with a 2 KiB stride at both ends: copies the backend
+         * cannot merge into one (SHMEM_CUDA_MERGE), 64 driver copies. */
+        if (maxb >= 128 * 1024) {
+            for (int r = 0; r < REP; r++) {
+                double t0 = now_us();
+                for (int i = 0; i < 64; i++)
+                    shmem_putmem_nbi(dst + i * 2048, src + i * 2048, 1024, 1);
+                shmem_quiet();
+                w[r] = now_us() - t0;
+            }
+            add("nbi64x1k_scatter_median", "-", 65536, median(w, REP), "us");
+        }
     }
     shmem_barrier_all();
 }

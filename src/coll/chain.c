@@ -174,6 +174,39 @@ int dsm_chain_nqueues(const dsm_plan_t *p)
     return DSM_MAX(1, DSM_MIN(n, DSM_CHAIN_MAXQ));
 }
 
+/* SIGNAL into a device word (no CPU sleeps on it: no wake). */
+static inline void cb_signal_dev(cmdbuf_t *b, uint64_t *word, uint64_t v)
+{
+    dsm_cmd_t c = {.op = DSM_CMD_SIGNAL, .u.sig = {word, v}};
+    cb_push(b, &c);
+}
+
+/* A gated chain on device signal words (p->dsync, pcpy/b2b): trigger,
+ * readies out, readies in, copies (local and peers in one run), arrivals
+ * out, arrivals in. Waiting for every ready before the first copy keeps
+ * the copies in one batch and the memory operations in two; on one node
+ * the readies come within microseconds of each other. */
+static void build_queue_dev(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                            uint64_t *trig, uint64_t gate)
+{
+    int i;
+
+    cb_wait(b, trig, gate);
+    for (i = qi; i < p->np; i += nq)
+        cb_signal_dev(b, p->peer[i].rw_out, p->peer[i].rv_out);
+    for (i = qi; i < p->np; i += nq)
+        cb_wait(b, p->peer[i].rw_in, p->peer[i].rv_in);
+    if (qi == 0 && p->local.len)
+        cb_copy(b, &p->local);
+    for (i = qi; i < p->np; i += nq)
+        if (p->peer[i].len && p->peer[i].count)
+            cb_copy(b, &p->peer[i]);
+    for (i = qi; i < p->np; i += nq)
+        cb_signal_dev(b, p->peer[i].aw_out, p->peer[i].av_out);
+    for (i = qi; i < p->np; i += nq)
+        cb_wait(b, p->peer[i].aw_in, p->peer[i].av_in);
+}
+
 /* Build queue qi's chain into b. gated: trigger WAIT first and the ready
  * signals in the chain (persistent); else the caller sent them. */
 static void build_queue(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
@@ -182,6 +215,11 @@ static void build_queue(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
     dsm_team_t *t = p->t;
     const int gated = trig != NULL;
     int i;
+
+    if (gated && p->dsync) {
+        build_queue_dev(p, qi, nq, b, trig, gate);
+        return;
+    }
 
     if (gated) {
         cb_wait(b, trig, gate);
@@ -293,6 +331,8 @@ static int all_done(void *v)
             done = 0;
     if (!done)
         return 0;
+    if (p->dsync && a->q)
+        return 1; /* the chains waited for the arrivals themselves */
     for (; a->next_peer < p->np; a->next_peer++) {
         const dsm_part_t *x = &p->peer[a->next_peer];
         uint64_t want = a->arr ? a->arr[a->next_peer] : x->av_in;

@@ -76,6 +76,9 @@ typedef struct dsm_part {
     int ready_sent; /* ready already sent (collect's size exchange) */
     int net;        /* the peer is on another node: dst is the symmetric
                      * address in this process, moved by dsm_net_put */
+    /* Device signal words (plan->dsync): the peer's words for my ready
+     * and arrival, and my words for the peer's, as mapped here. */
+    uint64_t *rw_out, *aw_out, *rw_in, *aw_in;
 } dsm_part_t;
 
 typedef struct dsm_plan {
@@ -88,6 +91,12 @@ typedef struct dsm_plan {
     dsm_part_t *peer; /* [np] in rotation order */
     int nq;           /* queues the chain variant uses */
     int mixed;        /* members may pick different variants (collect) */
+    /* Gated (persistent) chains signal through the parts' device words
+     * (rw_out ...) instead of the team's host words, and wait for the
+     * arrivals on the engines: a started instance then runs trigger ->
+     * stream waits on device words -> copies -> device signals, and the
+     * host waits only for the queues' completion. pcpy and b2b only. */
+    int dsync;
 } dsm_plan_t;
 
 /* Per-call plan storage of the calling thread, grown to np peers. */

@@ -18,11 +18,22 @@
  * that cannot rewrite posted work run them instead (a real collective of
  * the same buffers, which every PE does alike at free).
  *
+ * On GPU buffers with the cuda backend (plan.dsync) the instances signal
+ * through the private team's slot of device synchronisation words (the
+ * words the on-stream collectives use for a team's slot, runtime/gpu.h)
+ * with monotonic counts, and wait for the arrivals on the engines, so the
+ * only host memory a started instance touches is its trigger and its
+ * queues' completion words; the PE zeroes its words at free. There the
+ * next instance is posted when the wait begins, before it waits (one more
+ * instance slot), so the driver calls overlap the running instance.
+ * SHMEM_PERSISTENT_DEVSYNC=0 keeps the host words (for measuring).
+ *
  * A team with members on other nodes has no chain to post (its copies are
  * network puts of the direct path): start only marks the request active
  * and wait runs the collective on the request's team.
  */
 #include "coll/chain.h"
+#include "runtime/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +44,10 @@ struct dsm_coll_req {
     dsm_plan_t plan;
     dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
     int depth;
+    int nslots;                          /* depth, or depth + 1 (dsync) */
     uint64_t posted, started, completed; /* instance numbers, from 1 */
-    dsm_inst_t *inst;                    /* [depth], instance k at k % depth */
-    uint64_t *arr;                       /* [depth][np] */
+    dsm_inst_t *inst;                    /* [nslots], instance k at k % nslots */
+    uint64_t *arr;                       /* [nslots][np] */
     const char *routine;
     uint32_t magic;
     int net;              /* team spans nodes: run at wait (see above) */
@@ -88,10 +100,39 @@ static void queue_put(dsm_sdma_queue_t *q)
 static void post_next(struct dsm_coll_req *r)
 {
     uint64_t k = ++r->posted;
-    dsm_inst_t *in = &r->inst[k % (uint64_t)r->depth];
+    dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
 
     dsm_plan_sigvals(&r->plan);
     dsm_chain_post_gated(&r->plan, r->q, &r->trigger, k, in);
+}
+
+/* Device signal words for this request (see the top of the file): GPU
+ * buffers, a pcpy/b2b chain, every member's device heap mapped here.
+ * Fills the parts' words. Decided alike on every member (same buffers'
+ * kinds, same team, same variant). */
+static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
+                     size_t nbytes)
+{
+    dsm_plan_t *p = &r->plan;
+    const char *e = getenv("SHMEM_PERSISTENT_DEVSYNC");
+    int i;
+
+    if ((e && !strcmp(e, "0")) || !nbytes ||
+        (p->algo != DSM_ALGO_PCPY && p->algo != DSM_ALGO_B2B) ||
+        !dsm_rt_private_device(dest) || !dsm_rt_private_device(src))
+        return 0;
+    const int me = r->t->my_idx, slot = r->t->slot;
+    for (i = 0; i < p->np; i++) {
+        dsm_part_t *x = &p->peer[i];
+        int pe = dsm_team_pe(r->t, x->m);
+        x->rw_out = dsm_rt_device_sync_word(pe, slot, 0, me);
+        x->aw_out = dsm_rt_device_sync_word(pe, slot, 1, me);
+        x->rw_in = dsm_rt_device_sync_word(dsm_rt.me, slot, 0, x->m);
+        x->aw_in = dsm_rt_device_sync_word(dsm_rt.me, slot, 1, x->m);
+        if (!x->rw_out || !x->aw_out || !x->rw_in || !x->aw_in)
+            return 0;
+    }
+    return 1;
 }
 
 static int req_init(shmem_team_t team, void *dest, const void *source,
@@ -142,12 +183,13 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
         p->local.len = 0; /* in place */
     p->peer = calloc((size_t)DSM_MAX(p->np, 1), sizeof(dsm_part_t));
     r->depth = dsm_coll_tune.prelaunch_depth;
-    r->inst = calloc((size_t)r->depth, sizeof(dsm_inst_t));
-    r->arr = calloc((size_t)r->depth * (size_t)DSM_MAX(p->np, 1),
+    r->nslots = r->depth + 1;
+    r->inst = calloc((size_t)r->nslots, sizeof(dsm_inst_t));
+    r->arr = calloc((size_t)r->nslots * (size_t)DSM_MAX(p->np, 1),
                     sizeof(uint64_t));
     if (!p->peer || !r->inst || !r->arr)
         dsm_rt_fatal(routine, "out of memory for a persistent request");
-    for (i = 0; i < r->depth; i++)
+    for (i = 0; i < r->nslots; i++)
         r->inst[i].arr = r->arr + (size_t)i * (size_t)DSM_MAX(p->np, 1);
     if (n == 1) {
         *out = r;
@@ -177,18 +219,24 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     /* Always a chain: the direct path has nothing to post ahead. */
     p->algo = dsm_coll_algo(kind, nbytes, n, 0);
     p->nq = dsm_chain_nqueues(p);
+    p->dsync = use_dsync(r, dest, source, nbytes);
+    if (!p->dsync)
+        r->nslots = r->depth; /* posted after the wait, as always */
     for (i = 0; i < p->nq; i++)
         r->q[i] = queue_get(i, routine);
     /* Bounded: a queue full of gated chains would block its producer. */
-    size_t per = 4 * (size_t)n + 4;
+    size_t per = 5 * (size_t)n + 4;
     uint64_t qdepth = (uint64_t)dsm_env.sdma_queue_depth;
-    while (r->depth > 1 && (uint64_t)r->depth * per > qdepth / 2)
+    while (r->depth > 1 && (uint64_t)r->nslots * per > qdepth / 2) {
         r->depth--;
+        r->nslots--;
+    }
     for (i = 0; i < r->depth; i++)
         post_next(r);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
-              "on %d queue(s)", routine, dsm_algo_name(p->algo), n, nbytes,
-              r->depth, p->nq);
+              "on %d queue(s), signal words in %s memory", routine,
+              dsm_algo_name(p->algo), n, nbytes, r->depth, p->nq,
+              p->dsync ? "device" : "host");
     *out = r;
     return 0;
 }
@@ -218,7 +266,7 @@ static void wait_started(struct dsm_coll_req *r)
         r->completed = k;
         return;
     }
-    dsm_chain_wait(&r->plan, r->q, &r->inst[k % (uint64_t)r->depth]);
+    dsm_chain_wait(&r->plan, r->q, &r->inst[k % (uint64_t)r->nslots]);
     r->completed = k;
 }
 
@@ -274,6 +322,12 @@ int pshmemx_req_wait(shmemx_req_t req)
         r->completed = r->started;
         return 0;
     }
+    if (r->plan.dsync) {
+        /* The next instance's driver calls overlap this one's copies. */
+        post_next(r);
+        wait_started(r);
+        return 0;
+    }
     wait_started(r);
     if (!r->net)
         post_next(r);
@@ -299,7 +353,7 @@ int pshmemx_req_free(shmemx_req_t req)
         if (cancelled) {
             uint64_t seq[DSM_CHAIN_MAXQ];
             for (i = 0; i < r->plan.nq; i++)
-                seq[i] = r->inst[r->posted % (uint64_t)r->depth].seq[i];
+                seq[i] = r->inst[r->posted % (uint64_t)r->nslots].seq[i];
             dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, UINT64_MAX,
                              &dsm_rt.ctrl->wake);
             for (i = 0; i < r->plan.nq; i++) {
@@ -316,6 +370,10 @@ int pshmemx_req_free(shmemx_req_t req)
                 wait_started(r);
             }
         }
+        /* Every peer's last write into my device words came before the
+         * arrival my last instance waited for. */
+        if (r->plan.dsync)
+            dsm_rt_device_sync_clear(r->t->slot);
         for (i = 0; i < r->plan.nq; i++)
             queue_put(r->q[i]);
         pshmem_team_destroy((shmem_team_t)r->t);

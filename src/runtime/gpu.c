@@ -211,6 +211,39 @@ int dsm_rt_private_device(const void *p)
 #endif
 }
 
+uint64_t *dsm_rt_device_sync_word(int pe, int slot, int phase, int idx)
+{
+#ifdef DSM_BUILD_CUDA
+    const dsm_seg_t *g = &dsm_rt.segs[DSM_SEG_DEVICE];
+    if (!dev_heap_ready || !g->peer || pe < 0 || pe >= dsm_rt.npes ||
+        !g->peer[pe] || slot < 0 || slot >= DSM_TEAM_SLOTS)
+        return NULL;
+    return (uint64_t *)(void *)(g->peer[pe] + sync_off) +
+           (size_t)slot * sync_slot_words() +
+           (size_t)phase * (size_t)dsm_rt.npes + (size_t)idx;
+#else
+    (void)pe, (void)slot, (void)phase, (void)idx;
+    return NULL;
+#endif
+}
+
+void dsm_rt_device_sync_clear(int slot)
+{
+#ifdef DSM_BUILD_CUDA
+    uint64_t *w = dsm_rt_device_sync_word(dsm_rt.me, slot, 0, 0);
+    size_t n = sync_slot_words() * sizeof(uint64_t);
+    void *z = w ? calloc(1, n) : NULL;
+    if (!w)
+        return;
+    if (!z || dsm_cuda_copy_sync(w, z, n) != DSM_OK)
+        dsm_rt_fatal("shmemx_req_free", "cannot reset the device "
+                     "synchronisation words of team slot %d", slot);
+    free(z);
+#else
+    (void)slot;
+#endif
+}
+
 /* ------------------------------------------------------------ API */
 
 void *pshmemx_malloc_device(size_t size)

@@ -72,6 +72,7 @@ struct dsm_sdma {
     pthread_mutex_t progress_lock DSM_ALIGNED_CL;
     pthread_t proxy;
     int proxy_running;
+    int caller_submit; /* DSM_SDMA_CAP_CALLER_SUBMIT (dsm_sdma_request) */
     volatile int stopping;
     dsm_sdma_stats_t proxy_stats;
 };

@@ -44,10 +44,13 @@ static void *proxy_main(void *arg)
             idle = 0;
             continue;
         }
-        if (++idle < PROXY_SPIN) {
+        /* Idle: look for work without the progress lock, so that a caller
+         * that submits its own request (DSM_SDMA_CAP_CALLER_SUBMIT) or a
+         * waiter that retires its own completion finds the lock free. */
+        while (++idle < PROXY_SPIN && !proxy_has_work(s))
             dsm_cpu_relax();
+        if (idle < PROXY_SPIN)
             continue;
-        }
         dsm_wake_sleep(s->wake, proxy_has_work, s, PROXY_SLEEP_NS);
         idle = 0;
     }

@@ -102,6 +102,7 @@ dsm_status_t dsm_sdma_open(const dsm_sdma_config_t *cfg, dsm_sdma_t **out)
         if (st != DSM_OK)
             goto err_queues;
     }
+    s->caller_submit = !!(s->ops->caps(s) & DSM_SDMA_CAP_CALLER_SUBMIT);
     if (cfg->proxy_thread > 0 ||
         (cfg->proxy_thread < 0 &&
          !(s->ops->caps(s) & DSM_SDMA_CAP_ENGINE_PROXY)))
@@ -204,6 +205,36 @@ dsm_status_t dsm_sdma_queue_create(dsm_sdma_t *s, int engine,
 
 /* ------------------------------------------------------------ requests */
 
+static int drain_requests(dsm_sdma_t *s, int help);
+
+/* Caller-submit (DSM_SDMA_CAP_CALLER_SUBMIT): the request at ring position
+ * pos is moved into its queue by the calling thread itself, with every
+ * request ahead of it, as soon as the progress lock is free, so that a
+ * blocking put on an idle queue does not wait for the proxy thread to
+ * pick it up. The lock is held for a few hundred nanoseconds at a time by
+ * the proxy thread's polling, so a short spin gets it; a caller that finds
+ * the request already taken (the proxy moved it) stops. A stream of
+ * put_nbi pays one append and one doorbell per request; the backend
+ * coalesces doorbells that arrive while its engine is busy. The cuda
+ * backend offers it only with SHMEM_CUDA_CALLER_SUBMIT=1: measured on
+ * H200 it did not speed up the blocking put and slowed bursts of put_nbi
+ * (docs/PERFORMANCE.md). */
+#define CALLER_SUBMIT_SPIN 64
+
+static void caller_submit(dsm_sdma_t *s, uint64_t pos)
+{
+    for (int i = 0; i < CALLER_SUBMIT_SPIN; i++) {
+        if (__atomic_load_n(&s->req_tail, __ATOMIC_ACQUIRE) > pos)
+            return; /* someone moved it */
+        if (pthread_mutex_trylock(&s->progress_lock) == 0) {
+            drain_requests(s, 0);
+            pthread_mutex_unlock(&s->progress_lock);
+            return;
+        }
+        dsm_cpu_relax();
+    }
+}
+
 void dsm_sdma_request(dsm_sdma_t *s, int engine, const dsm_cmd_t *cmd)
 {
     uint64_t pos = __atomic_load_n(&s->req_head, __ATOMIC_RELAXED);
@@ -233,6 +264,10 @@ void dsm_sdma_request(dsm_sdma_t *s, int engine, const dsm_cmd_t *cmd)
     cell->cmd = *cmd;
     cell->engine = engine;
     __atomic_store_n(&cell->seq, pos + 1, __ATOMIC_RELEASE);
+    if (s->caller_submit)
+        caller_submit(s, pos);
+    /* Even when the request is already on its engine: the proxy thread
+     * retires it and posts what the backend held back. */
     dsm_wake_notify(s->wake);
 }
 
@@ -268,7 +303,7 @@ static int drain_requests(dsm_sdma_t *s, int help)
         }
         __atomic_store_n(&cell->seq, s->req_tail + s->req_mask + 1,
                          __ATOMIC_RELEASE);
-        s->req_tail++;
+        __atomic_store_n(&s->req_tail, s->req_tail + 1, __ATOMIC_RELEASE);
         n++;
     }
     if (cur) {

@@ -117,6 +117,12 @@ typedef struct dsm_sdma_backend_ops dsm_sdma_backend_ops_t;
 /* Posted commands stay in the ring until executed, so work no engine has
  * started can still be rewritten (dsm_sdma_queue_cancel). */
 #define DSM_SDMA_CAP_CANCEL (1u << 7)
+/* A thread that hands in a request may move the request ring into the
+ * queues itself when nobody else is doing so (dsm_sdma_request), rather
+ * than wait for the proxy thread to pick it up: worth it where a doorbell
+ * is a driver call that the caller would otherwise wait for across two
+ * thread hand-offs (cuda). */
+#define DSM_SDMA_CAP_CALLER_SUBMIT (1u << 8)
 
 typedef struct dsm_sdma_config {
     int engines;        /* engines (queues for RMA) per process */

@@ -3,7 +3,9 @@
  * alltoallmem on the device heap as copy-engine command chains (the direct
  * variant is host-only, so auto takes a chain here), sizes from 1 B to
  * 1 MiB per PE, data checked after every call, calls back to back without
- * barriers; then the persistent fcollect started 100 times. The variant
+ * barriers; then the persistent fcollect started 100 times, and a
+ * persistent alltoall and an on-stream fcollect on the team slot the first
+ * request freed (its device signal words must be clean). The variant
  * comes from SHMEM_FCOLLECT_ALGORITHM / SHMEM_ALLTOALL_ALGORITHM (the
  * device script runs it with auto, pcpy and b2b). Prints the time of a
  * 1 KiB fcollect and alltoall (us per call) for the record. Exits 77
@@ -102,6 +104,58 @@ int main(void)
     }
     double tp = (now_us() - t0) / 200;
     shmemx_req_free(req);
+
+    /* The freed request's team slot (its device signal words carried
+     * counts up to ~600) goes to the next team: a persistent alltoall of
+     * 4 KiB whose counts start again at 1, and an on-stream fcollect on a
+     * split team, must both see clean words. A word left nonzero lets the
+     * first instances pass their waits early (data check fails) or, for
+     * the on-stream protocol, never resets (hang: the alarm fails it). */
+    shmemx_req_t r2;
+    CHECK(shmemx_alltoallmem_init(SHMEM_TEAM_WORLD, dst, src, 4096, &r2) == 0,
+          "shmemx_alltoallmem_init after free");
+    for (int it = 0; it < 20; it++) {
+        for (int s = 0; s < n; s++)
+            for (size_t o = 0; o < 4096; o++)
+                h[(size_t)s * 4096 + o] = pat(me * n + s, o, 300 + it);
+        gpu_htod(DP(src), h, 4096 * (size_t)n);
+        shmem_barrier_all();
+        CHECK(shmemx_req_start(r2) == 0, "a2a start %d", it);
+        CHECK(shmemx_req_wait(r2) == 0, "a2a wait %d", it);
+        GPU_CK(gcu.MemcpyDtoH(e, DP(dst), 4096 * (size_t)n));
+        for (int s = 0; s < n; s++)
+            for (size_t o = 0; o < 4096; o++)
+                if (e[(size_t)s * 4096 + o] != pat(s * n + me, o, 300 + it))
+                    MP_FAIL("persistent alltoall after free, start %d: block "
+                            "%d byte %zu", it, s, o);
+    }
+    shmemx_req_free(r2);
+    shmem_team_t dup;
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0,
+                                   &dup) == 0 && dup != SHMEM_TEAM_INVALID,
+          "team split");
+    {
+        CUstream st;
+        GPU_CK(gcu.StreamCreate(&st, CU_STREAM_NON_BLOCKING));
+        for (int it = 0; it < 3; it++) {
+            for (size_t o = 0; o < 1024; o++)
+                h[o] = pat(me, o, 400 + it);
+            gpu_htod(DP(src), h, 1024);
+            shmem_barrier_all();
+            CHECK(shmemx_fcollectmem_on_stream(dup, dst, src, 1024, st) == 0,
+                  "fcollect on stream");
+            GPU_CK(gcu.StreamSynchronize(st));
+            GPU_CK(gcu.MemcpyDtoH(e, DP(dst), 1024 * (size_t)n));
+            for (int s = 0; s < n; s++)
+                for (size_t o = 0; o < 1024; o++)
+                    if (e[(size_t)s * 1024 + o] != pat(s, o, 400 + it))
+                        MP_FAIL("on-stream fcollect on a reused slot, call "
+                                "%d: block %d byte %zu", it, s, o);
+            shmem_barrier_all();
+        }
+        GPU_CK(gcu.StreamDestroy(st));
+    }
+    shmem_team_destroy(dup);
 
     /* Times for the record (not asserted: speed is for the benchmark). */
     shmem_barrier_all();

@@ -14,7 +14,10 @@
 #       (RMA, fcollect, alltoall, on-stream collectives)
 #   gpu_stream                    (its signal-add uses a kernel: counted)
 #   the same with 2 PEs on one GPU
-#   bench/gpu_bench --compare nccl, then --coll-only per variant
+#   bench/gpu_bench --compare nccl, then each performance lever off alone
+#       (SHMEM_SDMA_PROXY=0, SHMEM_CUDA_MERGE=0, SHMEM_CUDA_CALLER_SUBMIT=0,
+#       SHMEM_PERSISTENT_DEVSYNC=0), --coll-only
+#       per variant
 #   gpu_coll per variant, gpu_kill.sh, 4 PEs and 1 PE
 # Logs go to OUTDIR (default $OUT, else ./gpu-results); the summary and the
 # benchmark tables are printed last. NVLink multicast stays off
@@ -149,6 +152,11 @@ if [ "$NGPU" -ge 2 ]; then
     kcount "gpu_stream (has SIGNAL_ADD), 2 GPUs" any
     unset SHMEM_CUDA_COUNT_LAUNCHES
     bench auto 150 --compare nccl -- SHMEM_SDMA_STATS=0
+    # The issue #5 levers, each turned off alone (same run, same machine):
+    bench proxy0 60 --max 1048576 -- SHMEM_SDMA_PROXY=0
+    bench merge0 60 --max 1048576 -- SHMEM_CUDA_MERGE=0
+    bench callersubmit0 60 --max 1048576 -- SHMEM_CUDA_CALLER_SUBMIT=0
+    bench devsync0 40 --coll-only --max 65536 -- SHMEM_PERSISTENT_DEVSYNC=0
 else
     row "2 PEs on 2 GPUs" "SKIP (one GPU)"
 fi
@@ -176,7 +184,6 @@ run "gpu_rma     1 PE" 40 "$L" -n 1 --timeout 35 "$B/test/gpu/gpu_rma"
 NP=4 bench 4pes-2pergpu 60 --coll-only --quick --compare nccl --
 [ "$NGPU" -ge 2 ] && bench bcast-swap 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=bcast SHMEM_ALLTOALL_ALGORITHM=swap
 [ "$NGPU" -ge 2 ] && bench coalesce0 60 --max 1048576 -- SHMEM_CUDA_COALESCE=0
-[ "$NGPU" -ge 2 ] && bench proxy0 60 --max 1048576 -- SHMEM_SDMA_PROXY=0
 
 echo
 echo "================ logs: bench.log (benchmark), tests.log (tests)"
@@ -190,3 +197,7 @@ done
 echo
 echo "================ summary ($(date -u +%F), $NGPU GPU(s))"
 cat "$SUMMARY"
+# The issue #5 rows of every benchmark run, last (survives a cut output).
+echo "================ key rows (label,npes,test,variant,bytes,value,unit)"
+cat "$OUTDIR"/gpu_bench-*.csv 2>/dev/null | grep -E \
+    'putmem_lat|nbi64x1k|(fcollect|fcollect_os|fcollect_persistent|nccl_allgather|alltoall|alltoall_os|nccl_alltoall),[^,]*,(1024|268435456),'

@@ -34,7 +34,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DSM_CUDA_MAX_GATED 4
+/* Was 4 (GPU-FACTS.md: hundreds of gated segments filled a stream's
+ * command queue; 4 worked). A persistent collective on device words has
+ * three WAITs per instance (trigger, ready, arrival), so 4 stopped the
+ * posting of the second instance ahead and left it to poll(), on the
+ * critical path; 16 still bounds the stream's queue to a few dozen
+ * memory operations. */
+#define DSM_CUDA_MAX_GATED 16
 #define DSM_CUDA_MAX_BATCH 4096
 #define DSM_CUDA_MAX_MEMOPS 255 /* cuStreamBatchMemOp: count < 256 */
 #define DSM_CUDA_STAGE (4u << 20)
@@ -50,6 +56,14 @@ typedef struct cu_range {
     int kind;
     intptr_t delta; /* device address - host address (MEM_HOSTREG) */
 } cu_range_t;
+
+/* Side streams forked from a stream for part of its copies (side_fork):
+ * st[0] takes big local copies, st[1] the second half of big copies to or
+ * from a peer (a second copy engine on the link). */
+typedef struct cu_side {
+    CUstream st[2];
+    CUevent fork, join[2];
+} cu_side_t;
 
 typedef struct cu_map {
     CUdeviceptr va;
@@ -76,12 +90,17 @@ static struct {
     dsm_sdma_t *s;
     uintptr_t own_lo, own_hi; /* this PE's device heap, as mapped here */
     int coalesce;             /* SHMEM_CUDA_COALESCE (default 1) */
-    /* on-stream copies: side stream for local copies (see side_fork) */
+    int merge;                /* SHMEM_CUDA_MERGE (default 1, add_copy) */
+    int caller_submit;        /* SHMEM_CUDA_CALLER_SUBMIT (default 0) */
+    size_t split_min;         /* SHMEM_CUDA_SPLIT_MIN (side_fork), 0 off */
+    /* on-stream copies: side streams (see side_fork) */
     pthread_mutex_t os_lock;
-    CUstream os_side;
-    CUevent os_fork, os_join;
+    cu_side_t os_side;
 } g = {.hint_forced = -1,
        .coalesce = 1,
+       .merge = 1,
+       .caller_submit = 0, /* measured worse, see dsm_cuda_set_device_hint */
+       .split_min = 0, /* measured no gain, see is_split */
        .os_lock = PTHREAD_MUTEX_INITIALIZER,
        .batch_min = 2,
        .copy_flags = 0,
@@ -108,10 +127,11 @@ typedef struct cu_queue {
     int ngates;
     CUdeviceptr stage;
     int deferred;       /* submitted copies held back while the stream runs */
+    uint64_t defer_ok;  /* commands below this were checked by may_defer */
     size_t last_bytes;  /* bytes of copies posted by the last advance() */
-    CUstream side;      /* local copies beside the stream (side_fork) */
-    CUevent fork, join;
-    int join_pending;   /* side work the next completion report must cover */
+    cu_side_t side;     /* copies beside the stream (side_fork) */
+    unsigned join_pending; /* side streams the next completion report must
+                            * wait for (bit i: side.st[i]) */
 } cu_queue_t;
 
 /* A copy within this PE's own device heap of at least this many bytes goes
@@ -124,10 +144,25 @@ typedef struct cu_queue {
 #define DSM_CUDA_DEFER_MAX 1024
 #define DSM_CUDA_DEFER_BYTES ((size_t)4 << 20)
 
+static int is_local(CUdeviceptr d, CUdeviceptr s)
+{
+    return d - g.own_lo < g.own_hi - g.own_lo &&
+           s - g.own_lo < g.own_hi - g.own_lo;
+}
+
 static int is_local_big(CUdeviceptr d, CUdeviceptr s, size_t len)
 {
-    return len >= DSM_CUDA_SIDE_MIN && d - g.own_lo < g.own_hi - g.own_lo &&
-           s - g.own_lo < g.own_hi - g.own_lo;
+    return len >= DSM_CUDA_SIDE_MIN && g.own_hi && is_local(d, s);
+}
+
+/* A copy to or from a peer big enough to split over two copy engines:
+ * one engine moves ~395 GB/s over NV18 (GPU-FACTS.md), the link ~480.
+ * Off by default: measured 2026-11-30 on H200 (SHMEM_CUDA_SPLIT_MIN=16M)
+ * fcollect 256 MiB 752 vs 744 us unsplit, 64 MiB 212 vs 206 us: the two
+ * streams did not add bandwidth. */
+static int is_split(CUdeviceptr d, CUdeviceptr s, size_t len)
+{
+    return g.split_min && len >= g.split_min && !(g.own_hi && is_local(d, s));
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -293,40 +328,87 @@ static void CUDA_CB host_fn(void *arg)
     free(r);
 }
 
-/* Put the big local copies among the n copies (d, s, l) on *side, forked
- * from st by an event, and drop them from the arrays (*n shrinks). Returns
- * 1 when the caller must make st wait for *join after its own copies. */
-static int side_fork(CUstream st, CUstream *side, CUevent *fork,
-                     CUevent *join, CUdeviceptr *d, CUdeviceptr *s,
-                     size_t *l, size_t *n, int alone)
+/* Move part of the n copies (d, s, l) off stream st onto side streams
+ * forked from it by an event: big local copies (an AllGather's own block)
+ * whole onto sd->st[0], so they overlap the peer copies, and the second
+ * half of each big peer copy onto sd->st[1], so that two copy engines
+ * share the link. Local copies leave the arrays (*n shrinks); split ones
+ * keep their first half. alone = 0: a run of nothing but local copies
+ * stays where it is. Returns the side streams used (bit i = sd->st[i]):
+ * st must wait for sd->join[i] before anything reports their completion. */
+static unsigned side_fork(CUstream st, cu_side_t *sd, CUdeviceptr *d,
+                          CUdeviceptr *s, size_t *l, size_t *n, int alone)
 {
-    size_t i, k = 0, big = 0;
+    size_t i, k = 0, big = 0, split = 0;
+    unsigned used = 0;
+    int forked = 0;
 
-    if (*n < (alone ? 1u : 2u) || !g.own_hi)
+    if (!*n)
         return 0;
-    for (i = 0; i < *n; i++)
-        big += is_local_big(d[i], s[i], l[i]);
-    if (!big || (big == *n && !alone))
-        return 0;
-    if (!*side) {
-        CU_CHECK(dsm_cu.StreamCreate(side, CU_STREAM_NON_BLOCKING));
-        CU_CHECK(dsm_cu.EventCreate(fork, CU_EVENT_DISABLE_TIMING));
-        CU_CHECK(dsm_cu.EventCreate(join, CU_EVENT_DISABLE_TIMING));
-    }
-    CU_CHECK(dsm_cu.EventRecord(*fork, st));
-    CU_CHECK(dsm_cu.StreamWaitEvent(*side, *fork, 0));
     for (i = 0; i < *n; i++) {
-        if (is_local_big(d[i], s[i], l[i])) {
-            CU_CHECK(dsm_cu.MemcpyAsync(d[i], s[i], l[i], *side));
+        if (is_local_big(d[i], s[i], l[i]))
+            big++;
+        else if (is_split(d[i], s[i], l[i]))
+            split++;
+    }
+    if (big == *n && !alone)
+        big = 0;
+    if (!big && !split)
+        return 0;
+    if (!sd->fork)
+        CU_CHECK(dsm_cu.EventCreate(&sd->fork, CU_EVENT_DISABLE_TIMING));
+    for (i = 0; i < *n; i++) {
+        int side = big && is_local_big(d[i], s[i], l[i])  ? 0
+                   : is_split(d[i], s[i], l[i]) ? 1
+                                                          : -1;
+        if (side < 0) {
+            d[k] = d[i];
+            s[k] = s[i];
+            l[k++] = l[i];
             continue;
         }
+        if (!sd->st[side]) {
+            CU_CHECK(dsm_cu.StreamCreate(&sd->st[side],
+                                         CU_STREAM_NON_BLOCKING));
+            CU_CHECK(dsm_cu.EventCreate(&sd->join[side],
+                                        CU_EVENT_DISABLE_TIMING));
+        }
+        if (!forked) {
+            CU_CHECK(dsm_cu.EventRecord(sd->fork, st));
+            forked = 1;
+        }
+        if (!(used & (1u << side)))
+            CU_CHECK(dsm_cu.StreamWaitEvent(sd->st[side], sd->fork, 0));
+        used |= 1u << side;
+        if (side == 0) {
+            CU_CHECK(dsm_cu.MemcpyAsync(d[i], s[i], l[i], sd->st[0]));
+            continue;
+        }
+        /* Split at a 64 KiB boundary: the first half stays in the run. */
+        size_t h = (l[i] / 2) & ~(size_t)0xffff;
+        CU_CHECK(dsm_cu.MemcpyAsync(d[i] + h, s[i] + h, l[i] - h,
+                                    sd->st[1]));
         d[k] = d[i];
         s[k] = s[i];
-        l[k++] = l[i];
+        l[k++] = h;
     }
     *n = k;
-    CU_CHECK(dsm_cu.EventRecord(*join, *side));
-    return 1;
+    for (int j = 0; j < 2; j++)
+        if (used & (1u << j))
+            CU_CHECK(dsm_cu.EventRecord(sd->join[j], sd->st[j]));
+    return used;
+}
+
+static void side_destroy(cu_side_t *sd)
+{
+    for (int j = 0; j < 2; j++)
+        if (sd->st[j]) {
+            dsm_cu.StreamDestroy(sd->st[j]);
+            dsm_cu.EventDestroy(sd->join[j]);
+        }
+    if (sd->fork)
+        dsm_cu.EventDestroy(sd->fork);
+    memset(sd, 0, sizeof(*sd));
 }
 
 static void issue_copies(cu_queue_t *cq)
@@ -337,9 +419,9 @@ static void issue_copies(cu_queue_t *cq)
      * it from the peer copies): fork it anyway and join only before the
      * next completion report (join_side), so the copies that follow in
      * the queue overlap it. */
-    if (side_fork(cq->stream, &cq->side, &cq->fork, &cq->join, cq->dsts,
-                  cq->srcs, cq->sizes, &cq->nb, 1))
-        cq->join_pending = 1;
+    unsigned used = side_fork(cq->stream, &cq->side, cq->dsts, cq->srcs,
+                              cq->sizes, &cq->nb, 1);
+    cq->join_pending |= used & 1u;
     if (cq->nb < g.batch_min || !dsm_cu.MemcpyBatchAsync) {
         for (size_t i = 0; i < cq->nb; i++)
             CU_CHECK(dsm_cu.MemcpyAsync(cq->dsts[i], cq->srcs[i], cq->sizes[i],
@@ -369,6 +451,12 @@ static void issue_copies(cu_queue_t *cq)
                                             cq->sizes[i], cq->stream));
         }
     }
+    if (used & 2u) {
+        /* Halves of peer copies: whatever follows in the queue (an
+         * arrival signal) may rely on them, so the stream waits for them
+         * right behind its own halves. */
+        CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->side.join[1], 0));
+    }
     cq->nb = 0;
     cq->gpu_dirty = 1;
 }
@@ -377,10 +465,10 @@ static void issue_copies(cu_queue_t *cq)
  * anything reports completion of the queue. */
 static void join_side(cu_queue_t *cq)
 {
-    if (cq->join_pending) {
-        CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->join, 0));
-        cq->join_pending = 0;
-    }
+    for (int j = 0; j < 2; j++)
+        if (cq->join_pending & (1u << j))
+            CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->side.join[j], 0));
+    cq->join_pending = 0;
 }
 
 static void issue_memops(cu_queue_t *cq)
@@ -467,6 +555,25 @@ static void add_copy(dsm_sdma_queue_t *q, cu_queue_t *cq, void *dst,
     if (!len)
         return;
     begin_run(q, cq, RUN_COPY, seq);
+    if (g.merge && cq->nb) {
+        /* Adjacent at both ends to the previous copy of the run (a
+         * stream of put_nbi walking a buffer): one longer copy. Each copy
+         * in a batch costs the driver ~0.6 us (64 x 1 KiB: 42 us as 64
+         * copies, GPU-FACTS.md). Not when the longer copy would read what
+         * it writes. */
+        size_t j = cq->nb - 1;
+        CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst;
+        CUdeviceptr s_ = (CUdeviceptr)(uintptr_t)src;
+        if (cq->dsts[j] + cq->sizes[j] == d &&
+            cq->srcs[j] + cq->sizes[j] == s_) {
+            CUdeviceptr d0 = cq->dsts[j], s0 = cq->srcs[j];
+            size_t n = cq->sizes[j] + len;
+            if (d0 + n <= s0 || s0 + n <= d0) {
+                cq->sizes[j] = n;
+                return;
+            }
+        }
+    }
     if (cq->nb == cq->cap)
         issue_copies(cq);
     cq->dsts[cq->nb] = (CUdeviceptr)(uintptr_t)dst;
@@ -620,18 +727,24 @@ static void advance(dsm_sdma_queue_t *q, uint64_t upto)
             if (ks == MEM_HOSTREG && cq->run != RUN_HOST &&
                 __atomic_load_n(c->u.sig.word, __ATOMIC_ACQUIRE) >=
                     c->u.sig.value) {
-                /* Already open: nothing to wait for on the stream. */
-                begin_run(q, cq, RUN_MEMOP, i);
+                /* Already open: nothing to wait for on the stream, and
+                 * the run goes on (copies on both sides of it stay one
+                 * batch; only host runs track their commands). */
+                if (cq->run == RUN_NONE)
+                    begin_run(q, cq, RUN_MEMOP, i);
                 break;
             }
             if (gates_pending(cq) >= DSM_CUDA_MAX_GATED) {
                 cq->blocked = 1;
                 goto out;
             }
-            /* Report what came before before the stream may stop here. */
-            flush_run(q, cq, i);
+            /* Report what came before before the stream may stop here.
+             * A memory-operation run in progress takes the report and the
+             * wait in the same cuStreamBatchMemOp (they run in order). */
+            if (cq->run != RUN_MEMOP || cq->join_pending)
+                flush_run(q, cq, i);
             join_side(cq);
-            if (cq->gpu_dirty)
+            if (cq->gpu_dirty || (cq->run == RUN_MEMOP && cq->nops))
                 add_memop(q, cq, 0, cq->done_dev, i, i);
             add_memop(q, cq, 1,
                       (CUdeviceptr)((intptr_t)(uintptr_t)c->u.sig.word + delta),
@@ -672,6 +785,12 @@ static void advance(dsm_sdma_queue_t *q, uint64_t upto)
         }
     }
 out:
+    if (cq->run == RUN_MEMOP && cq->nops && !cq->join_pending) {
+        /* The completion report rides in the last memory-operation run. */
+        add_memop(q, cq, 0, cq->done_dev, i, i);
+        flush_run(q, cq, i);
+        cq->gpu_dirty = 0;
+    }
     flush_run(q, cq, i);
     join_side(cq);
     if (cq->gpu_dirty) {
@@ -818,11 +937,7 @@ static void cuda_queue_fini(dsm_sdma_queue_t *q)
      * both stay (the process is ending). */
     int idle = __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) == cq->posted;
     dsm_cu.StreamDestroy(cq->stream);
-    if (cq->side) {
-        dsm_cu.StreamDestroy(cq->side);
-        dsm_cu.EventDestroy(cq->fork);
-        dsm_cu.EventDestroy(cq->join);
-    }
+    side_destroy(&cq->side);
     if (idle) {
         if (cq->stage)
             dsm_cu.MemFree(cq->stage);
@@ -851,11 +966,16 @@ static int may_defer(dsm_sdma_queue_t *q, cu_queue_t *cq, uint64_t upto)
         cq->last_bytes > DSM_CUDA_DEFER_BYTES ||
         __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) >= cq->posted)
         return 0;
-    for (uint64_t i = cq->posted; i < upto; i++) {
+    /* A done counter (a context's count for quiet, or a blocking put's
+     * flag) only moves at retirement, which waits anyway: it does not
+     * forbid holding back. (It did until 2026-11-30, so that put_nbi was
+     * never coalesced.) Commands already checked are not scanned again. */
+    for (uint64_t i = DSM_MAX(cq->posted, cq->defer_ok); i < upto; i++) {
         const dsm_cmd_t *c = &q->ring[i & (q->depth - 1)];
-        if (c->op != DSM_CMD_COPY || c->done || c->wake || c->wake_app)
+        if (c->op != DSM_CMD_COPY || c->wake || c->wake_app)
             return 0;
     }
+    cq->defer_ok = upto;
     return 1;
 }
 
@@ -909,7 +1029,8 @@ static uint32_t cuda_caps(const dsm_sdma_t *s)
     (void)s;
     /* BCAST = two copies, SWAP = three through a staging buffer, and
      * SIGNAL_ADD on device memory a kernel: none is native. */
-    return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_DEVICE_MEM;
+    return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_DEVICE_MEM |
+           (g.caller_submit ? DSM_SDMA_CAP_CALLER_SUBMIT : 0);
 }
 
 const dsm_sdma_backend_ops_t dsm_sdma_cuda_ops = {
@@ -938,6 +1059,18 @@ void dsm_cuda_set_device_hint(int local_rank, long forced, long batch_min,
      * (docs/PERFORMANCE.md). */
     const char *e = getenv("SHMEM_CUDA_COALESCE");
     g.coalesce = !(e && !strcmp(e, "0"));
+    e = getenv("SHMEM_CUDA_MERGE");
+    g.merge = !(e && !strcmp(e, "0"));
+    /* Opt-in: measured 2026-11-30 on H200 with the proxy thread, the
+     * caller moving its own request (DSM_SDMA_CAP_CALLER_SUBMIT) gave
+     * putmem 8 B 8.70 vs 8.95 us (noise) and made 64 x 1 KiB put_nbi +
+     * quiet 120 vs 22 us (caller and proxy thread then take turns in the
+     * driver with small batches). */
+    e = getenv("SHMEM_CUDA_CALLER_SUBMIT");
+    g.caller_submit = e && !strcmp(e, "1");
+    e = getenv("SHMEM_CUDA_SPLIT_MIN");
+    if (e && *e)
+        g.split_min = (size_t)strtoull(e, NULL, 0);
 }
 
 int dsm_cuda_active(void)
@@ -1230,7 +1363,7 @@ dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
     CUstream st = (CUstream)stream;
     CUresult rc = CUDA_SUCCESS;
     size_t i, m = n;
-    int joined;
+    unsigned joined;
 
     if (!n)
         return DSM_OK;
@@ -1247,8 +1380,7 @@ dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
     CUcontext prev = ctx_enter();
     /* One side stream for all callers' streams: serialise its use. */
     pthread_mutex_lock(&g.os_lock);
-    joined = side_fork(st, &g.os_side, &g.os_fork, &g.os_join, d, s_, l, &m,
-                       0);
+    joined = side_fork(st, &g.os_side, d, s_, l, &m, 0);
     __typeof__(dsm_cu.MemcpyBatchAsync) batch =
         __atomic_load_n(&dsm_cu.MemcpyBatchAsync, __ATOMIC_RELAXED);
     int done = 0;
@@ -1269,8 +1401,9 @@ dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
     for (i = 0; !done && i < m && rc == CUDA_SUCCESS; i++)
         if (l[i])
             rc = dsm_cu.MemcpyAsync(d[i], s_[i], l[i], st);
-    if (joined && rc == CUDA_SUCCESS)
-        rc = dsm_cu.StreamWaitEvent(st, g.os_join, 0);
+    for (int j = 0; j < 2 && rc == CUDA_SUCCESS; j++)
+        if (joined & (1u << j))
+            rc = dsm_cu.StreamWaitEvent(st, g.os_side.join[j], 0);
     pthread_mutex_unlock(&g.os_lock);
     ctx_leave(prev);
     free(d);
