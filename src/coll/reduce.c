@@ -16,6 +16,10 @@
 /* Bytes reduced per block: the accumulator and one source block stay in
  * L1/L2 while every member's block is folded in. */
 #define RED_BLOCK (16u << 10)
+/* Teams across nodes fetch remote members' blocks with one blocking get
+ * each: a round trip per block, so blocks are larger (measured: 1 MiB
+ * sum_to_all over tcp took 12-22 ms with 16 KiB blocks). */
+#define RED_NET_BLOCK (512u << 10)
 
 #define OP_AND(a, b) ((a) & (b))
 #define OP_OR(a, b) ((a) | (b))
@@ -52,7 +56,8 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
                  const char *routine)
 {
     const size_t bytes = n * esz;
-    const size_t blk = DSM_MAX(RED_BLOCK / esz, (size_t)1) * esz;
+    const size_t blk =
+        DSM_MAX((t->net ? RED_NET_BLOCK : RED_BLOCK) / esz, (size_t)1) * esz;
     const char **in;
     char *tmp = NULL;
     int m;

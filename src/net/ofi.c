@@ -311,7 +311,7 @@ static void op_wait(net_op_t *op)
 static int counted(void *p)
 {
     uint64_t target = *(uint64_t *)p;
-    cq_poll();
+    /* Reading a counter drives the provider's progress itself. */
     if (DSM_UNLIKELY(fi_cntr_readerr(net.wcntr) || fi_cntr_readerr(net.rcntr)))
         dsm_rt_fatal("shmem_quiet", "%llu network operation(s) failed "
                      "(libfabric provider %s)",
@@ -352,7 +352,7 @@ void dsm_net_put(const char *routine, void *sym, const void *src, size_t len,
     const char *s = src;
 
     remote_of(routine, sym, len, pe, &raddr, &key);
-    net.written[pe] = 1;
+    __atomic_store_n(&net.written[pe], 1, __ATOMIC_RELEASE);
     while (len) {
         size_t n = DSM_MIN(len, net.max_msg);
         struct iovec iov = {.iov_base = (void *)s, .iov_len = n};
@@ -488,7 +488,7 @@ static void amo_native(const char *routine, int op, uint64_t raddr,
     } else {
         /* Put-like: the operand is injected, completion comes at quiet. */
         msg.context = &nbi_op;
-        net.written[pe] = 1;
+        __atomic_store_n(&net.written[pe], 1, __ATOMIC_RELEASE);
         NET_POST(routine, "atomic", pe,
                  fi_atomicmsg(net.ep, &msg, net.wflags | FI_INJECT));
     }
@@ -564,6 +564,10 @@ void dsm_net_quiet(void)
 {
     if (!net.ep)
         return;
+    /* Delivery-complete: forget which PEs were written before taking the
+     * count, so that a write posted meanwhile marks its PE again. */
+    if (net.delivery)
+        memset(net.written, 0, (size_t)dsm_rt.npes);
     uint64_t target = __atomic_load_n(&net.posted, __ATOMIC_ACQUIRE);
     if (!counted(&target))
         dsm_rt_wait(counted, &target);
@@ -584,7 +588,11 @@ void dsm_net_quiet(void)
 void dsm_net_signal(const char *routine, uint64_t *sym, uint64_t v, int add,
                     int pe)
 {
-    dsm_net_quiet(); /* data before signal */
+    /* Data before signal: only writes to pe must land first, and there are
+     * none to wait for unless some were posted since the last quiet (a
+     * collective's ready signal, a barrier's: none). */
+    if (__atomic_load_n(&net.written[pe], __ATOMIC_ACQUIRE))
+        dsm_net_quiet();
     dsm_net_amo(routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v), &v,
                 NULL, NULL, pe);
 }

@@ -19,7 +19,9 @@ static int wait_cond(void *p)
     struct wait_arg *w = p;
     if ((++w->n & 63) == 0 && dsm_rt.sdma)
         dsm_sdma_progress(dsm_rt.sdma, 1);
-    if (dsm_net_active() && (w->n & 7) == 0)
+    /* A remote PE's operation on our memory may need us to progress
+     * (providers with manual progress): every check while waiting. */
+    if (dsm_net_active())
         dsm_net_progress();
     return w->cond(w->arg);
 }
