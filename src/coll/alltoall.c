@@ -89,6 +89,11 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     }
     dsm_plan_sigvals(&p);
     dsm_chain_run(&p);
+    /* Across nodes the blocks went as nbi network puts: src is the
+     * caller's again only once they completed (the arrival signals need
+     * not have waited for them where the provider orders writes). */
+    if (t->net)
+        dsm_net_quiet();
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -72,6 +72,11 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
     }
     dsm_plan_sigvals(&p);
     dsm_chain_run(&p);
+    /* Across nodes the blocks went as nbi network puts: src is the
+     * caller's again only once they completed (the arrival signals need
+     * not have waited for them where the provider orders writes). */
+    if (t->net)
+        dsm_net_quiet();
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -137,6 +142,11 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
                         : NULL;
     }
     dsm_chain_run(&p);
+    /* Across nodes the blocks went as nbi network puts: src is the
+     * caller's again only once they completed (the arrival signals need
+     * not have waited for them where the provider orders writes). */
+    if (t->net)
+        dsm_net_quiet();
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -46,6 +46,10 @@ dsm_status_t dsm_net_init(void);
 void dsm_net_fini(void);
 /* "tcp;ofi_rxm" etc., or NULL when the network is not in use. */
 const char *dsm_net_provider(void);
+/* 1 when the provider places RMA and atomic writes to a PE in the order
+ * they were posted (FI_ORDER_WAW, any size): fence and data-before-signal
+ * then need no completion wait. */
+int dsm_net_ordered(void);
 
 /* Put len bytes from src (any local memory) to PE pe's copy of sym. nbi: 0
  * returns when src may be reused, 1 may return earlier (quiet completes). */

@@ -64,6 +64,7 @@ dsm_status_t dsm_net_init(void)
 
 void dsm_net_fini(void) {}
 const char *dsm_net_provider(void) { return NULL; }
+int dsm_net_ordered(void) { return 0; }
 
 /* Never reached: dsm_net_remote stays NULL in this build. */
 static void no_net(const char *routine) DSM_NORETURN;
@@ -201,6 +202,7 @@ static struct net {
     unsigned char *written; /* [npes] since the last quiet (flush reads) */
     int virt_addr;
     int delivery; /* FI_DELIVERY_COMPLETE accepted */
+    int ordered;  /* RMA and atomic writes placed in the order posted */
     uint64_t wflags;
     size_t inject, max_msg;
     uint64_t posted; /* operations posted (counters count them done) */
@@ -591,7 +593,7 @@ void dsm_net_signal(const char *routine, uint64_t *sym, uint64_t v, int add,
     /* Data before signal: only writes to pe must land first, and there are
      * none to wait for unless some were posted since the last quiet (a
      * collective's ready signal, a barrier's: none). */
-    if (__atomic_load_n(&net.written[pe], __ATOMIC_ACQUIRE))
+    if (!net.ordered && __atomic_load_n(&net.written[pe], __ATOMIC_ACQUIRE))
         dsm_net_quiet();
     dsm_net_amo(routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v), &v,
                 NULL, NULL, pe);
@@ -605,6 +607,11 @@ uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
     return v;
 }
 
+int dsm_net_ordered(void)
+{
+    return net.ordered;
+}
+
 const char *dsm_net_provider(void)
 {
     return net.ep ? net.prov : NULL;
@@ -613,7 +620,7 @@ const char *dsm_net_provider(void)
 /* ------------------------------------------------------------ setup */
 
 static struct fi_info *hints_for(const char *prov, const char *domain,
-                                 int delivery)
+                                 int delivery, int order)
 {
     struct fi_info *h = ofi.dupinfo(NULL);
     if (!h)
@@ -632,6 +639,8 @@ static struct fi_info *hints_for(const char *prov, const char *domain,
     h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
     if (delivery)
         h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    if (order)
+        h->tx_attr->msg_order = FI_ORDER_WAW;
     if (prov)
         h->fabric_attr->prov_name = strdup(prov);
     if (domain)
@@ -649,7 +658,7 @@ static int node_local_prov(const char *name)
 /* The providers here that offer RMA and atomics, for error messages. */
 static void list_capable(char *out, size_t n)
 {
-    struct fi_info *h = hints_for(NULL, NULL, 0), *all = NULL, *i;
+    struct fi_info *h = hints_for(NULL, NULL, 0, 0), *all = NULL, *i;
     size_t used = 0;
     out[0] = 0;
     if (!h)
@@ -684,27 +693,37 @@ static dsm_status_t pick_info(void)
         setenv("FI_TCP_IFACE", "lo", 0);
         setenv("FI_SOCKETS_IFACE", "lo", 0);
     }
-    for (int attempt = 0; attempt < 4 && !net.info; attempt++) {
-        int delivery = !(attempt & 1);
-        const char *d = dom ? dom : (lo && attempt < 2 ? "lo" : NULL);
-        struct fi_info *h = hints_for(prov, d, delivery), *all = NULL, *i;
-        if (!h)
-            return DSM_ERR_NOMEM;
-        rc = ofi.getinfo(NET_FI_VERSION, NULL, NULL, 0, h, &all);
-        ofi.freeinfo(h);
-        if (rc)
-            continue;
-        for (i = all; i; i = i->next)
-            if (prov || !node_local_prov(i->fabric_attr->prov_name))
-                break;
-        if (i) {
-            net.info = ofi.dupinfo(i);
-            net.delivery = delivery;
-        }
-        ofi.freeinfo(all);
-        if (dom || !lo) /* the domain name does not vary: two attempts */
-            attempt += attempt >= 1 ? 2 : 0;
-    }
+    /* Preferences, most important first: the domain (loopback when one
+     * machine plays several nodes), delivery-complete writes (else flush
+     * reads at quiet), write-after-write order (else a quiet before each
+     * signal that follows data). */
+    const char *doms[2] = {dom ? dom : (lo ? "lo" : NULL), NULL};
+    for (int di = 0; di < (lo ? 2 : 1) && !net.info; di++)
+        for (int delivery = 1; delivery >= 0 && !net.info; delivery--)
+            for (int order = 1; order >= 0 && !net.info; order--) {
+                struct fi_info *h = hints_for(prov, doms[di], delivery, order);
+                struct fi_info *all = NULL, *i;
+                if (!h)
+                    return DSM_ERR_NOMEM;
+                rc = ofi.getinfo(NET_FI_VERSION, NULL, NULL, 0, h, &all);
+                ofi.freeinfo(h);
+                if (rc)
+                    continue;
+                for (i = all; i; i = i->next)
+                    if (prov || !node_local_prov(i->fabric_attr->prov_name))
+                        break;
+                if (i) {
+                    net.info = ofi.dupinfo(i);
+                    net.delivery = delivery;
+                    /* Signals ride behind data of any size we post (one
+                     * write is at most 1 GiB, net.max_msg). */
+                    net.ordered = order &&
+                                  (i->tx_attr->msg_order & FI_ORDER_WAW) &&
+                                  i->ep_attr->max_order_waw_size >=
+                                      ((size_t)1 << 30);
+                }
+                ofi.freeinfo(all);
+            }
     if (!net.info) {
         char cap[256];
         list_capable(cap, sizeof(cap));
@@ -940,10 +959,11 @@ dsm_status_t dsm_net_init(void)
         net.prog_on = 1;
     }
     dsm_debug("network: %d of %d PEs through libfabric provider %s on %s "
-              "(%s, delivery-complete %s, inject %zu B)",
+              "(%s, delivery-complete %s, write order %s, inject %zu B)",
               remote, n, net.prov, net.info->domain_attr->name,
               net.virt_addr ? "virtual addresses" : "offsets",
-              net.delivery ? "yes" : "no (flush reads)", net.inject);
+              net.delivery ? "yes" : "no (flush reads)",
+              net.ordered ? "yes" : "no (quiet before signals)", net.inject);
     return DSM_OK;
 }
 

@@ -396,8 +396,9 @@ void pshmem_quiet(void)
 static void fence(dsm_ctx_t *c)
 {
     /* Providers order little (tcp;ofi_rxm: not even write after write):
-     * a fence over the network completes what was issued. */
-    if (dsm_net_active()) {
+     * there a fence over the network completes what was issued; where the
+     * provider orders writes (sockets) the engine rule below suffices. */
+    if (dsm_net_active() && !dsm_net_ordered()) {
         dsm_rt_quiet(c);
         return;
     }
