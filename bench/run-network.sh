@@ -1,0 +1,43 @@
+#!/bin/bash
+# make bench-network: the inter-node path on one machine. shmem_bench
+# (put/get latency, pingpong, put_nbi bandwidth, barrier) and coll_bench
+# (fcollect, alltoall, ...) with SHMEM_FORCE_NETWORK=1 (every PE its own
+# node, libfabric on loopback) for each provider in BENCH_PROVIDERS
+# (default "tcp;ofi_rxm sockets"), 2 PEs; the on-node figures are
+# `make bench`'s. Results land in $BENCH_OUT (default bench/results under
+# the build tree) as net-*.csv/txt; the tables are printed as they come.
+#
+# Environment: top_builddir, BENCH_ARGS (e.g. --quick), BENCH_OUT,
+# BENCH_PROVIDERS, BENCH_NPES (default 2), BENCH_TIMEOUT (s per run).
+set -u
+top_builddir=${top_builddir:-.}
+BENCH_ARGS=${BENCH_ARGS:-}
+out=${BENCH_OUT:-$top_builddir/bench/results}
+providers=${BENCH_PROVIDERS:-"tcp;ofi_rxm sockets"}
+npes_list=${BENCH_NPES:-2}
+limit=${BENCH_TIMEOUT:-900}
+launcher=$top_builddir/src/launcher/shmem_launcher
+mkdir -p "$out" || exit 1
+status=0
+
+for prov in $providers; do
+    tag=${prov//;/+}
+    for n in $npes_list; do
+        echo
+        echo "==== SHMEM_FORCE_NETWORK=1 SHMEM_OFI_PROVIDER=$prov, $n PEs ===="
+        if [ "$n" = 2 ]; then
+            SHMEM_FORCE_NETWORK=1 SHMEM_OFI_PROVIDER=$prov \
+                "$launcher" -n 2 --timeout "$limit" \
+                "$top_builddir/bench/shmem_bench" --label "net-$tag" \
+                --tests put,get,pingpong,bw,barrier $BENCH_ARGS \
+                --csv "$out/net-p2p-$tag.csv" | tee "$out/net-p2p-$tag.txt" ||
+                { echo "run-network: shmem_bench over $prov failed" >&2; status=1; }
+        fi
+        SHMEM_FORCE_NETWORK=1 SHMEM_OFI_PROVIDER=$prov \
+            "$launcher" -n "$n" --timeout "$limit" \
+            "$top_builddir/bench/coll_bench" --label "net-$tag" $BENCH_ARGS \
+            --csv "$out/net-coll-$tag-$n.csv" | tee "$out/net-coll-$tag-$n.txt" ||
+            { echo "run-network: coll_bench over $prov ($n PEs) failed" >&2; status=1; }
+    done
+done
+exit $status
