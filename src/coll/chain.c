@@ -189,18 +189,55 @@ static inline void cb_signal_dev(cmdbuf_t *b, uint64_t *word, uint64_t v)
 static void build_queue_dev(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
                             uint64_t *trig, uint64_t gate)
 {
+    dsm_team_t *t = p->t;
     int i;
 
     cb_wait(b, trig, gate);
-    for (i = qi; i < p->np; i += nq)
-        cb_signal_dev(b, p->peer[i].rw_out, p->peer[i].rv_out);
-    for (i = qi; i < p->np; i += nq)
-        cb_wait(b, p->peer[i].rw_in, p->peer[i].rv_in);
+    if (p->dsync == DSM_DSYNC_DEV) {
+        for (i = qi; i < p->np; i += nq)
+            cb_signal_dev(b, p->peer[i].rw_out, p->peer[i].rv_out);
+        for (i = qi; i < p->np; i += nq)
+            cb_wait(b, p->peer[i].rw_in, p->peer[i].rv_in);
+    } else {
+        /* The peer's CPU stored its ready value into my host word when it
+         * started this instance (persistent.c fire()). */
+        for (i = qi; i < p->np; i += nq)
+            cb_wait(b, dsm_chain_in(t, p->peer[i].m), p->peer[i].rv_in);
+    }
     if (qi == 0 && p->local.len)
         cb_copy(b, &p->local);
-    for (i = qi; i < p->np; i += nq)
-        if (p->peer[i].len && p->peer[i].count)
-            cb_copy(b, &p->peer[i]);
+    for (i = qi; i < p->np; i += nq) {
+        const dsm_part_t *x = &p->peer[i];
+        if (!x->len || !x->count)
+            continue;
+        if (p->pull_min && x->len >= p->pull_min && x->count == 1 &&
+            x->rsrc && x->ldst_pull) {
+            /* First half pushed by me into the peer's slot, second half
+             * of the peer's block pulled into mine; the peer does the
+             * mirror image. Its ready says its source is filled and its
+             * dest free; my arrival after both copies says I am done
+             * with its source too. */
+            size_t h = DSM_MIN((x->len / 2 + 255) & ~(size_t)255, x->len);
+            dsm_cmd_t c = {.op = DSM_CMD_COPY};
+            c.u.copy.src = x->src;
+            c.u.copy.dst = x->dst;
+            c.u.copy.len = h;
+            cb_push(b, &c);
+            c.u.copy.src = x->rsrc + h;
+            c.u.copy.dst = x->ldst_pull + h;
+            c.u.copy.len = x->len - h;
+            cb_push(b, &c);
+        } else {
+            cb_copy(b, x);
+        }
+    }
+    if (p->dsync == DSM_DSYNC_HOST) {
+        /* Into the peer's host word (its CPU checks it at wait). */
+        for (i = qi; i < p->np; i += nq)
+            cb_signal_dev(b, dsm_team_peer_sig(t, DSM_CHAN_DMA, p->peer[i].m),
+                          p->peer[i].av_out);
+        return;
+    }
     for (i = qi; i < p->np; i += nq)
         cb_signal_dev(b, p->peer[i].aw_out, p->peer[i].av_out);
     for (i = qi; i < p->np; i += nq)
@@ -331,7 +368,7 @@ static int all_done(void *v)
             done = 0;
     if (!done)
         return 0;
-    if (p->dsync && a->q)
+    if (p->dsync && p->dsync != DSM_DSYNC_HOST && a->q)
         return 1; /* the chains waited for the arrivals themselves */
     for (; a->next_peer < p->np; a->next_peer++) {
         const dsm_part_t *x = &p->peer[a->next_peer];
@@ -457,8 +494,11 @@ void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
         build_queue(p, i, p->nq, b, trigger, gate);
         inst->seq[i] = dsm_sdma_post(q[i], b->c, b->n);
     }
-    for (i = 0; i < p->np; i++)
+    for (i = 0; i < p->np; i++) {
         inst->arr[i] = p->peer[i].av_in;
+        if (inst->rdy)
+            inst->rdy[i] = p->peer[i].rv_out;
+    }
 }
 
 void dsm_chain_wait(dsm_plan_t *p, dsm_sdma_queue_t **q, dsm_inst_t *inst)

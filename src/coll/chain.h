@@ -79,6 +79,12 @@ typedef struct dsm_part {
     /* Device signal words (plan->dsync): the peer's words for my ready
      * and arrival, and my words for the peer's, as mapped here. */
     uint64_t *rw_out, *aw_out, *rw_in, *aw_in;
+    /* Split (plan->pull_min): the peer's block for me as mapped here and
+     * my dest slot for it; the first half of each block is pushed by its
+     * owner, the second half pulled by its receiver, so both GPUs' copy
+     * engines drive each direction of the link. NULL: push only. */
+    const char *rsrc;
+    char *ldst_pull;
 } dsm_part_t;
 
 typedef struct dsm_plan {
@@ -97,7 +103,22 @@ typedef struct dsm_plan {
      * stream waits on device words -> copies -> device signals, and the
      * host waits only for the queues' completion. pcpy and b2b only. */
     int dsync;
+    /* Split push/pull for blocks of at least this many bytes (0: off);
+     * gated device-word chains with rsrc/ldst_pull set only. */
+    size_t pull_min;
 } dsm_plan_t;
+
+/* plan.dsync: how a gated chain on device buffers synchronises.
+ *  DEV     ready and arrival are SIGNALs into the peers' device words,
+ *          waited for on the stream (two cross-GPU exchanges);
+ *  HREADY  ready is the peer's CPU store into my host word at its
+ *          shmemx_req_start (its dest is free and its source filled from
+ *          then on), waited for on the stream; arrival on device words;
+ *  HOST    ready as HREADY; arrival is the peer's engine writing my host
+ *          word, which my CPU checks after the queue's completion (no
+ *          stream wait for it). */
+enum { DSM_DSYNC_OFF = 0, DSM_DSYNC_DEV = 1, DSM_DSYNC_HREADY = 2,
+       DSM_DSYNC_HOST = 3 };
 
 /* Per-call plan storage of the calling thread, grown to np peers. */
 dsm_part_t *dsm_plan_peers(int np);
@@ -121,6 +142,7 @@ static inline void dsm_plan_sigvals(dsm_plan_t *p)
 typedef struct dsm_inst {
     uint64_t seq[DSM_CHAIN_MAXQ]; /* completion sequence per queue */
     uint64_t *arr;                /* [np] arrival value expected per peer */
+    uint64_t *rdy;                /* [np] ready value I send (HREADY/HOST) */
 } dsm_inst_t;
 
 /* Run a plan now (blocking): ready by the caller, chains on the shared

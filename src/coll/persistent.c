@@ -18,15 +18,21 @@
  * that cannot rewrite posted work run them instead (a real collective of
  * the same buffers, which every PE does alike at free).
  *
- * On GPU buffers with the cuda backend (plan.dsync) the instances signal
- * through the private team's slot of device synchronisation words (the
- * words the on-stream collectives use for a team's slot, runtime/gpu.h)
- * with monotonic counts, and wait for the arrivals on the engines, so the
- * only host memory a started instance touches is its trigger and its
- * queues' completion words; the PE zeroes its words at free. There the
- * next instance is posted when the wait begins, before it waits (one more
- * instance slot), so the driver calls overlap the running instance.
- * SHMEM_PERSISTENT_DEVSYNC=0 keeps the host words (for measuring).
+ * On GPU buffers with the cuda backend (plan.dsync) one cross-GPU
+ * exchange per instance is left (SHMEM_PERSISTENT_SYNC, chain.h
+ * DSM_DSYNC_*; default host): shmemx_req_start stores the instance's
+ * ready value into each peer's host word for me (fire(): my dest is free
+ * and my source filled from then on), the chain waits for my trigger and
+ * for the peers' ready values on the stream, copies, and its engine writes
+ * the arrival into each peer's host word, which the peer's CPU checks
+ * after its queue's completion. Ready 2k-1 and arrival 2k share the
+ * pair's word (monotonic: the peer stores 2k+1 only after its instance k,
+ * whose arrival write came first in its stream, completed). `dev` is the
+ * earlier protocol (ready and arrival through device words, both waited
+ * for on the stream); the PE zeroes its device words at free. The next
+ * instance is posted when the wait begins (one more instance slot), so
+ * the driver calls overlap the running instance. SHMEM_PERSISTENT_DEVSYNC=0
+ * keeps the team's host-word chains (for measuring).
  *
  * A team with members on other nodes has no chain to post (its copies are
  * network puts of the direct path): start only marks the request active
@@ -38,6 +44,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Split push/pull off until measured better (docs/PERFORMANCE.md). */
+#ifndef DSM_COLL_PULL_MIN_DEFAULT
+#define DSM_COLL_PULL_MIN_DEFAULT 0
+#endif
+
 struct dsm_coll_req {
     uint64_t trigger DSM_ALIGNED_CL; /* my engines WAIT(trigger >= k) */
     dsm_team_t *t;                    /* the private copy of the team */
@@ -48,6 +59,7 @@ struct dsm_coll_req {
     uint64_t posted, started, completed; /* instance numbers, from 1 */
     dsm_inst_t *inst;                    /* [nslots], instance k at k % nslots */
     uint64_t *arr;                       /* [nslots][np] */
+    uint64_t *rdy;                       /* [nslots][np] (HREADY/HOST) */
     const char *routine;
     uint32_t magic;
     int net;              /* team spans nodes: run at wait (see above) */
@@ -115,8 +127,18 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
 {
     dsm_plan_t *p = &r->plan;
     const char *e = getenv("SHMEM_PERSISTENT_DEVSYNC");
-    int i;
+    const char *m = getenv("SHMEM_PERSISTENT_SYNC");
+    int i, mode = DSM_DSYNC_HOST;
 
+    /* host: measured fastest (persistent fcollect 1 KiB on H200: dev
+     * 27.4 us, hready 22.3-23.7, host 17.1; docs/PERFORMANCE.md). */
+    if (m && !strcmp(m, "dev"))
+        mode = DSM_DSYNC_DEV;
+    else if (m && !strcmp(m, "hready"))
+        mode = DSM_DSYNC_HREADY;
+    else if (m && *m && strcmp(m, "host"))
+        dsm_log_warn("SHMEM_PERSISTENT_SYNC=%s: not dev, hready or host; "
+                     "using host", m);
     if ((e && !strcmp(e, "0")) || !nbytes ||
         (p->algo != DSM_ALGO_PCPY && p->algo != DSM_ALGO_B2B) ||
         !dsm_rt_private_device(dest) || !dsm_rt_private_device(src))
@@ -131,8 +153,35 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
         x->aw_in = dsm_rt_device_sync_word(dsm_rt.me, slot, 1, x->m);
         if (!x->rw_out || !x->aw_out || !x->rw_in || !x->aw_in)
             return 0;
+        if (mode != DSM_DSYNC_DEV && dsm_net_pe(pe))
+            mode = DSM_DSYNC_DEV; /* not reached: r->net teams run at wait */
     }
-    return 1;
+    return mode;
+}
+
+/* Split push/pull (chain.c build_queue_dev): SHMEM_COLL_PULL_MIN bytes per
+ * block, 0 = off. Needs the source in the device heap (the peer's block
+ * is read through its mapping). */
+static size_t pull_min(void)
+{
+    const char *e = getenv("SHMEM_COLL_PULL_MIN");
+    if (!e || !*e)
+        return DSM_COLL_PULL_MIN_DEFAULT;
+    return (size_t)strtoull(e, NULL, 0);
+}
+
+/* Start instance k: my trigger, then (HREADY/HOST) my ready value into
+ * every peer's host word for me, which its engines wait for. */
+static void fire(struct dsm_coll_req *r, uint64_t k)
+{
+    dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, k, &dsm_rt.ctrl->wake);
+    if (r->plan.dsync == DSM_DSYNC_HREADY || r->plan.dsync == DSM_DSYNC_HOST) {
+        const dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
+        for (int i = 0; i < r->plan.np; i++)
+            __atomic_store_n(
+                dsm_team_peer_sig(r->t, DSM_CHAN_DMA, r->plan.peer[i].m),
+                in->rdy[i], __ATOMIC_RELEASE);
+    }
 }
 
 static int req_init(shmem_team_t team, void *dest, const void *source,
@@ -187,10 +236,14 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     r->inst = calloc((size_t)r->nslots, sizeof(dsm_inst_t));
     r->arr = calloc((size_t)r->nslots * (size_t)DSM_MAX(p->np, 1),
                     sizeof(uint64_t));
-    if (!p->peer || !r->inst || !r->arr)
+    r->rdy = calloc((size_t)r->nslots * (size_t)DSM_MAX(p->np, 1),
+                    sizeof(uint64_t));
+    if (!p->peer || !r->inst || !r->arr || !r->rdy)
         dsm_rt_fatal(routine, "out of memory for a persistent request");
-    for (i = 0; i < r->nslots; i++)
+    for (i = 0; i < r->nslots; i++) {
         r->inst[i].arr = r->arr + (size_t)i * (size_t)DSM_MAX(p->np, 1);
+        r->inst[i].rdy = r->rdy + (size_t)i * (size_t)DSM_MAX(p->np, 1);
+    }
     if (n == 1) {
         *out = r;
         return 0;
@@ -220,6 +273,26 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     p->algo = dsm_coll_algo(kind, nbytes, n, 0);
     p->nq = dsm_chain_nqueues(p);
     p->dsync = use_dsync(r, dest, source, nbytes);
+    if (p->dsync) {
+        const dsm_seg_t *dh = &dsm_rt.segs[DSM_SEG_DEVICE];
+        /* In place (AllGather): each PE's source is its own slot of dest,
+         * not one symmetric source, so there is no peer block to pull. */
+        p->pull_min = kind == DSM_COLL_AG && !p->local.len ? 0 : pull_min();
+        for (i = 0; p->pull_min && i < p->np; i++) {
+            dsm_part_t *x = &p->peer[i];
+            const char *blk = src + (size_t)me * sblk; /* m's block for me */
+            if ((uintptr_t)blk - (uintptr_t)dh->base >= dh->size ||
+                (uintptr_t)blk + nbytes - (uintptr_t)dh->base > dh->size)
+                break; /* source not symmetric in the device heap */
+            x->rsrc = dsm_rt_xlate(routine, blk, nbytes, dsm_team_pe(r->t, x->m));
+            x->ldst_pull = x->ldst;
+        }
+        if (i < p->np) {
+            p->pull_min = 0;
+            for (i = 0; i < p->np; i++)
+                p->peer[i].rsrc = p->peer[i].ldst_pull = NULL;
+        }
+    }
     if (!p->dsync)
         r->nslots = r->depth; /* posted after the wait, as always */
     for (i = 0; i < p->nq; i++)
@@ -234,9 +307,13 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     for (i = 0; i < r->depth; i++)
         post_next(r);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
-              "on %d queue(s), signal words in %s memory", routine,
+              "on %d queue(s), sync %s, pull from %zu bytes", routine,
               dsm_algo_name(p->algo), n, nbytes, r->depth, p->nq,
-              p->dsync ? "device" : "host");
+              p->dsync == DSM_DSYNC_DEV      ? "device words"
+              : p->dsync == DSM_DSYNC_HREADY ? "host ready, device arrival"
+              : p->dsync == DSM_DSYNC_HOST   ? "host ready and arrival"
+                                             : "host words (team)",
+              p->pull_min);
     *out = r;
     return 0;
 }
@@ -306,8 +383,7 @@ int pshmemx_req_start(shmemx_req_t req)
     }
     if (r->net)
         return 0; /* runs at wait */
-    dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, r->started,
-                     &dsm_rt.ctrl->wake);
+    fire(r, r->started);
     return 0;
 }
 DSM_WEAKX(req_start)
@@ -365,8 +441,7 @@ int pshmemx_req_free(shmemx_req_t req)
             /* Every PE runs its posted instances to the end alike. */
             while (r->started < r->posted) {
                 r->started++;
-                dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, r->started,
-                                 &dsm_rt.ctrl->wake);
+                fire(r, r->started);
                 wait_started(r);
             }
         }
@@ -382,6 +457,7 @@ int pshmemx_req_free(shmemx_req_t req)
     free(r->plan.peer);
     free(r->inst);
     free(r->arr);
+    free(r->rdy);
     free(r);
     return 0;
 }

@@ -105,7 +105,8 @@ dsm_status_t dsm_sdma_open(const dsm_sdma_config_t *cfg, dsm_sdma_t **out)
     s->caller_submit = !!(s->ops->caps(s) & DSM_SDMA_CAP_CALLER_SUBMIT);
     if (cfg->proxy_thread > 0 ||
         (cfg->proxy_thread < 0 &&
-         !(s->ops->caps(s) & DSM_SDMA_CAP_ENGINE_PROXY)))
+         !(s->ops->caps(s) &
+           (DSM_SDMA_CAP_ENGINE_PROXY | DSM_SDMA_CAP_NO_PROXY))))
         dsm_sdma_proxy_start(s);
     *out = s;
     return DSM_OK;

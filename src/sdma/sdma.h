@@ -123,6 +123,12 @@ typedef struct dsm_sdma_backend_ops dsm_sdma_backend_ops_t;
  * is a driver call that the caller would otherwise wait for across two
  * thread hand-offs (cuda). */
 #define DSM_SDMA_CAP_CALLER_SUBMIT (1u << 8)
+/* The backend is better served without a proxy thread by default: its
+ * doorbells are posted by the thread that waits (quiet, a blocking put,
+ * a collective), and a proxy thread polling beside it only costs (cuda,
+ * measured on H200: docs/PERFORMANCE.md). SHMEM_SDMA_PROXY=1 still
+ * starts one. */
+#define DSM_SDMA_CAP_NO_PROXY (1u << 9)
 
 typedef struct dsm_sdma_config {
     int engines;        /* engines (queues for RMA) per process */
@@ -130,7 +136,8 @@ typedef struct dsm_sdma_config {
     uint64_t req_depth; /* proxy request ring entries */
     int stats;          /* collect phase timings */
     int proxy_thread;   /* 1 start the proxy thread, 0 never, -1 as the
-                         * backend prefers (not with ENGINE_PROXY) */
+                         * backend prefers (not with ENGINE_PROXY or
+                         * NO_PROXY) */
     dsm_wake_t *wake;   /* this process's engine wake word (doorbells) */
     dsm_wake_t *app_wake; /* this process's waiters (notified on completion) */
     const char *backend; /* NULL/"auto" or a backend name */

@@ -14,10 +14,10 @@
 #       (RMA, fcollect, alltoall, on-stream collectives)
 #   gpu_stream                    (its signal-add uses a kernel: counted)
 #   the same with 2 PEs on one GPU
-#   bench/gpu_bench --compare nccl, then each performance lever off alone
-#       (SHMEM_SDMA_PROXY=0, SHMEM_CUDA_MERGE=0, SHMEM_CUDA_CALLER_SUBMIT=0,
-#       SHMEM_PERSISTENT_DEVSYNC=0), --coll-only
-#       per variant
+#   gpu_coll with SHMEM_PERSISTENT_SYNC=host and SHMEM_COLL_PULL_MIN=1
+#   bench/gpu_bench --compare nccl, then each performance lever alone
+#       (SHMEM_SDMA_PROXY=1, SHMEM_PERSISTENT_SYNC=dev|hready; with
+#       PULL_BENCH=1 also SHMEM_COLL_PULL_MIN=16M), --coll-only pcpy
 #   gpu_coll per variant, gpu_kill.sh, 4 PEs and 1 PE
 # Logs go to OUTDIR (default $OUT, else ./gpu-results); the summary and the
 # benchmark tables are printed last. NVLink multicast stays off
@@ -151,12 +151,21 @@ if [ "$NGPU" -ge 2 ]; then
     run "gpu_stream  2 PEs, 2 GPUs" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
     kcount "gpu_stream (has SIGNAL_ADD), 2 GPUs" any
     unset SHMEM_CUDA_COUNT_LAUNCHES
+    # Persistent sync protocols and the split push/pull under test.
+    run "gpu_coll    2 PEs, 2 GPUs, persistent sync host" 60 env SHMEM_PERSISTENT_SYNC=host \
+        "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
+    run "gpu_coll    2 PEs, 2 GPUs, split push/pull" 60 env SHMEM_COLL_PULL_MIN=1 \
+        SHMEM_CUDA_COUNT_LAUNCHES=1 \
+        "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
+    kcount "gpu_coll (split push/pull), 2 GPUs" zero
+    run "gpu_rma     2 PEs, 2 GPUs, proxy thread" 50 env SHMEM_SDMA_PROXY=1 \
+        "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
     bench auto 150 --compare nccl -- SHMEM_SDMA_STATS=0
-    # The issue #5 levers, each turned off alone (same run, same machine):
-    bench proxy0 60 --max 1048576 -- SHMEM_SDMA_PROXY=0
-    bench merge0 60 --max 1048576 -- SHMEM_CUDA_MERGE=0
-    bench callersubmit0 60 --max 1048576 -- SHMEM_CUDA_CALLER_SUBMIT=0
-    bench devsync0 40 --coll-only --max 65536 -- SHMEM_PERSISTENT_DEVSYNC=0
+    # The issue #5 levers, each changed alone (same run, same machine):
+    bench proxy1 45 --max 1048576 -- SHMEM_SDMA_PROXY=1
+    bench psync-dev 30 --coll-only --max 65536 -- SHMEM_PERSISTENT_SYNC=dev
+    bench psync-hready 30 --coll-only --max 65536 -- SHMEM_PERSISTENT_SYNC=hready
+    [ -n "${PULL_BENCH:-}" ] && bench pull16m 60 --coll-only -- SHMEM_COLL_PULL_MIN=16777216
 else
     row "2 PEs on 2 GPUs" "SKIP (one GPU)"
 fi
@@ -168,8 +177,6 @@ kcount "gpu_rma, 2 PEs on 1 GPU" any
 run "gpu_stream  2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
 unset SHMEM_CUDA_DEVICE SHMEM_CUDA_COUNT_LAUNCHES
 if [ "$NGPU" -ge 2 ]; then
-    bench pcpy 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=pcpy SHMEM_ALLTOALL_ALGORITHM=pcpy
-    bench b2b 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=b2b SHMEM_ALLTOALL_ALGORITHM=b2b
     for algo in pcpy b2b; do
         run "gpu_coll    2 PEs, 2 GPUs, $algo" 60 env SHMEM_FCOLLECT_ALGORITHM=$algo \
             SHMEM_ALLTOALL_ALGORITHM=$algo "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
@@ -181,9 +188,9 @@ echo "nvidia-smi apps after tests: $(nvidia-smi --query-compute-apps=pid,name --
 run "gpu_graph   4 PEs, 2 per GPU" 60 "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_graph"
 run "gpu_rma     4 PEs, 2 per GPU" 50 "$L" -n 4 --timeout 45 "$B/test/gpu/gpu_rma"
 run "gpu_rma     1 PE" 40 "$L" -n 1 --timeout 35 "$B/test/gpu/gpu_rma"
-NP=4 bench 4pes-2pergpu 60 --coll-only --quick --compare nccl --
-[ "$NGPU" -ge 2 ] && bench bcast-swap 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=bcast SHMEM_ALLTOALL_ALGORITHM=swap
-[ "$NGPU" -ge 2 ] && bench coalesce0 60 --max 1048576 -- SHMEM_CUDA_COALESCE=0
+run "gpu_coll    4 PEs, 2 per GPU, split push/pull" 60 env SHMEM_COLL_PULL_MIN=1 \
+    "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_coll"
+[ "$NGPU" -ge 2 ] && bench pcpy 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=pcpy SHMEM_ALLTOALL_ALGORITHM=pcpy
 
 echo
 echo "================ logs: bench.log (benchmark), tests.log (tests)"

@@ -1028,8 +1028,13 @@ static uint32_t cuda_caps(const dsm_sdma_t *s)
 {
     (void)s;
     /* BCAST = two copies, SWAP = three through a staging buffer, and
-     * SIGNAL_ADD on device memory a kernel: none is native. */
+     * SIGNAL_ADD on device memory a kernel: none is native. No proxy
+     * thread by default (SHMEM_SDMA_PROXY=auto): measured on H200 in two
+     * runs, without it the blocking 8 B put, 64 x 1 KiB put_nbi + quiet
+     * and the 1 KiB collectives were as fast or faster (PERFORMANCE.md,
+     * 2026-11-30 ~10:30 UTC). */
     return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_DEVICE_MEM |
+           DSM_SDMA_CAP_NO_PROXY |
            (g.caller_submit ? DSM_SDMA_CAP_CALLER_SUBMIT : 0);
 }
 
