@@ -81,9 +81,11 @@
     X(SHMEM_OFI_DOMAIN, STR, ofi_domain, "auto",                               \
       "libfabric domain (interface) name, e.g. eth0 or lo; auto = the "       \
       "provider's first (lo when SHMEM_FORCE_NETWORK runs on one node)")      \
-    X(SHMEM_OFI_PROGRESS_US, INT, ofi_progress_us, "100",                      \
-      "interval of the network progress thread while idle, in us (targets "  \
-      "of providers with manual progress answer within it); 0 = no thread")
+    X(SHMEM_OFI_PROGRESS_US, INT, ofi_progress_us, "-1",                       \
+      "interval of the network progress thread, in us (a computing PE of a " \
+      "manual-progress provider answers remote gets and atomics within "     \
+      "it); 0 = no thread (progress inside OpenSHMEM calls only); -1 = 100 " \
+      "where the node has two cores per PE, else 1000")
 
 typedef struct dsm_env {
 #define DSM_ENV_FIELD_SIZE uint64_t

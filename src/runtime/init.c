@@ -260,6 +260,10 @@ void pshmem_finalize(void)
      * resources go. */
     dsm_rt_quiet(&dsm_ctx_default);
     dsm_rt_sync_all();
+    /* The barrier's last network signals are delivered before this PE
+     * blocks in the bootstrap, where nothing progresses the network. */
+    if (dsm_net_active())
+        dsm_net_quiet();
     dsm_coll_fini();
     dsm_sdma_close(dsm_rt.sdma, dsm_rt.me);
     dsm_rt.sdma = NULL;

@@ -406,9 +406,14 @@ void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
 
 int dsm_backoff_may_sleep = 1;
 
+void (*dsm_backoff_progress)(void);
+
 void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
                  void *arg)
 {
+    void (*progress)(void) = dsm_backoff_progress;
+    if (progress)
+        progress();
     if (b->n < BACKOFF_SPIN) {
         b->n++;
         dsm_cpu_relax();

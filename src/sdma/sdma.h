@@ -203,5 +203,9 @@ typedef struct dsm_backoff {
 } dsm_backoff_t;
 void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
                  void *arg);
+/* Called at every backoff step when set: the network path's progress
+ * (src/net), so that every wait of the library, whatever it waits for,
+ * also answers remote operations on this PE's memory. */
+extern void (*dsm_backoff_progress)(void);
 
 #endif /* DSM_SDMA_H */
