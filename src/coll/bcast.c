@@ -19,7 +19,8 @@
  * count, so the root waits for its chain to complete before it signals
  * that member again on the same channel.
  */
-#include "coll/coll.h"
+#include "coll/chain.h"
+#include "rma.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,19 +83,24 @@ static void bc_pull(dsm_team_t *t, void *dest, const void *src, size_t n,
                     int root, int root_too, const char *routine)
 {
     int m;
+    /* GPU memory: the copies go to the copy engines (RMA gets: no SM, no
+     * CPU load of device memory). */
+    int dev = !dsm_coll_host(dest, src);
 
     if (t->my_idx == root) {
         for (m = 0; m < t->size; m++)
             if (m != root)
                 dsm_team_signal(t, DSM_CHAN_CPU, m);
-        if (root_too && dest != src)
+        if (root_too && dest != src && dev)
+            dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, n, dsm_rt.me, routine);
+        else if (root_too && dest != src)
             memmove(dest, src, n);
         for (m = 0; m < t->size; m++)
             if (m != root)
                 dsm_team_wait(t, DSM_CHAN_CPU, m);
-    } else if (dsm_net_pe(t->pes[root])) {
+    } else if (dsm_net_pe(t->pes[root]) || dev) {
         dsm_team_wait(t, DSM_CHAN_CPU, root);
-        dsm_net_get(routine, dest, src, n, t->pes[root], 0);
+        dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, n, t->pes[root], routine);
         dsm_team_signal(t, DSM_CHAN_CPU, root);
     } else {
         const char *r = dsm_rt_xlate(routine, src, n, t->pes[root]);
@@ -177,11 +183,15 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
     if (!nbytes)
         return;
     if (t->size == 1) {
-        if (root_too && dest != src)
+        if (root_too && dest != src && !dsm_coll_host(dest, src))
+            dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, nbytes, dsm_rt.me,
+                        routine);
+        else if (root_too && dest != src)
             memmove(dest, src, nbytes);
         return;
     }
-    if (alg == BC_AUTO || t->net) /* across nodes: members get */
+    if (alg == BC_AUTO || t->net || !dsm_coll_host(dest, src))
+        /* across nodes, or GPU memory: members get */
         alg = bc_engine_native && nbytes > BC_AUTO_PULL_MAX && !t->net
                   ? BC_BCAST
                   : BC_PULL;

@@ -8,7 +8,8 @@
  * sources in the same order (member 0, 1, ...), so floating-point results
  * are the same on every member.
  */
-#include "coll/coll.h"
+#include "coll/chain.h"
+#include "rma.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,12 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
                  const char *routine)
 {
     const size_t bytes = n * esz;
+    /* GPU memory: sources are staged into host memory by the copy
+     * engines (RMA gets), folded by this CPU; no kernel, no SM. */
+    const int dev = !dsm_coll_host(acc, src);
+    const int staged = t->net || dev;
     const size_t blk =
-        DSM_MAX((t->net ? RED_NET_BLOCK : RED_BLOCK) / esz, (size_t)1) * esz;
+        DSM_MAX((staged ? RED_NET_BLOCK : RED_BLOCK) / esz, (size_t)1) * esz;
     const char **in;
     char *tmp = NULL;
     int m;
@@ -67,14 +72,14 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
         return;
     }
     in = malloc((size_t)t->size * sizeof(*in));
-    if (t->net)
+    if (staged)
         tmp = malloc(blk);
-    if (!in || (t->net && !tmp))
+    if (!in || (staged && !tmp))
         dsm_rt_fatal(routine, "out of memory");
-    /* Members on other nodes (NULL here): their block is fetched into
-     * tmp through the network first. */
+    /* Members on other nodes, and GPU memory (NULL here): their block is
+     * fetched into tmp first (network or copy engine). */
     for (m = lo; m < hi; m++)
-        in[m] = dsm_net_pe(t->pes[m])
+        in[m] = dsm_net_pe(t->pes[m]) || dev
                     ? NULL
                     : dsm_rt_xlate(routine, src, bytes, t->pes[m]);
     for (size_t off = 0; off < bytes; off += blk) {
@@ -82,8 +87,8 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
         for (m = lo; m < hi; m++) {
             const char *b = in[m] ? in[m] + off : tmp;
             if (!in[m])
-                dsm_net_get(routine, tmp, (const char *)src + off, len,
-                            t->pes[m], 0);
+                dsm_rma_get(SHMEM_CTX_DEFAULT, tmp, (const char *)src + off,
+                            len, t->pes[m], routine);
             if (m == lo)
                 memcpy(acc + off, b, len);
             else
@@ -114,14 +119,17 @@ static void reduce_range(dsm_team_t *t, void *dest, const void *src,
     fold(t, acc, src, n, esz, op, lo, hi, routine);
     dsm_team_sync(t);
     pthread_mutex_unlock(&t->lock);
-    memcpy(dest, acc, n * esz);
+    if (!dsm_coll_host(dest, src)) /* GPU memory: by a copy engine */
+        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, acc, n * esz, dsm_rt.me, routine);
+    else
+        memcpy(dest, acc, n * esz);
     free(acc);
 }
 
 void dsm_coll_reduce(dsm_team_t *t, void *dest, const void *src, size_t n,
                      size_t esz, dsm_coll_op_t op, const char *routine)
 {
-    if (t->size == 1) {
+    if (t->size == 1 && dsm_coll_host(dest, src)) {
         if (dest != src && n)
             memmove(dest, src, n * esz);
         return;
@@ -134,7 +142,7 @@ void dsm_coll_scan(dsm_team_t *t, void *dest, const void *src, size_t n,
                    const char *routine)
 {
     int hi = t->my_idx + (inclusive ? 1 : 0);
-    if (t->size == 1) {
+    if (t->size == 1 && dsm_coll_host(dest, src)) {
         if (!n)
             return;
         if (inclusive && dest != src)
