@@ -84,6 +84,19 @@ pe_pids() {
     done
 }
 
+# wait_pes N: wait up to 20 s until N PEs of this test run and PE 0 said
+# "ready" in $TEST_TMP/out (everyone is past shmem_init).
+wait_pes() {
+    local i
+    for i in $(seq 200); do
+        if [ "$(pe_pids | wc -l)" -eq "$1" ] && grep -q ready "$TEST_TMP/out"; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    fail "the $1 PEs did not start"
+}
+
 # Nothing of this test may remain: no process with the marker, nothing in
 # TMPDIR. Allow 3 s for the kernel and the launcher's janitor.
 expect_clean() {

@@ -10,19 +10,6 @@ shm_list() {
     ls -A /dev/shm 2>/dev/null | sort
 }
 
-# wait_pes N: wait up to 20 s until N PEs of this test run and PE 0 said
-# "ready" (everyone is past shmem_init).
-wait_pes() {
-    local i
-    for i in $(seq 200); do
-        if [ "$(pe_pids | wc -l)" -eq "$1" ] && grep -q ready "$TEST_TMP/out"; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    fail "the $1 PEs did not start"
-}
-
 # --- 1: one PE killed
 shm_before=$(shm_list)
 "$LAUNCHER" -n 4 --timeout 60 "$EXIT_PROG" sleep "$MARK" >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null &

@@ -46,12 +46,8 @@ expect_clean "unknown provider"
 "$LAUNCHER" -n 3 --timeout 60 "$EXIT_PROG" sleep "$MARK" >"$TEST_TMP/out" \
     2>"$TEST_TMP/err" </dev/null &
 lpid=$!
-for i in $(seq 200); do
-    [ "$(pe_pids | wc -l)" -eq 3 ] && grep -q ready "$TEST_TMP/out" && break
-    sleep 0.1
-done
+wait_pes 3
 victim=$(pe_pids | sed -n 2p)
-[ -n "$victim" ] || fail "the 3 PEs did not start"
 t0=$(now_ms)
 kill -KILL "$victim"
 wait "$lpid"

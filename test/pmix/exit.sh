@@ -29,18 +29,6 @@ expect_rc 1 "put to an invalid PE"
 expect_err "dmashmem: PE 0: shmem_putmem: invalid PE 5 (the job has 2 PEs: 0..1)" "put to an invalid PE"
 expect_clean "bad_pe"
 
-# wait_pes N: N PEs run and PE 0 said "ready" (all are past shmem_init).
-wait_pes() {
-    local i
-    for i in $(seq 200); do
-        if [ "$(pe_pids | wc -l)" -eq "$1" ] && grep -q ready "$TEST_TMP/out"; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    fail "the $1 PEs did not start"
-}
-
 # --- 4: one PE killed
 "${MPIRUN[@]}" -np 4 "$EXIT_PROG" sleep "$MARK" >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null &
 jpid=$!
