@@ -28,12 +28,14 @@ static int dev_heap_ready;
 /* The on-stream collectives' words: the top sync_bytes of every device
  * heap, DSM_TEAM_SLOTS slots of 2 phases x npes words (see "On-stream
  * collectives" below). Outside the allocator, zeroed at init. */
+#ifdef DSM_BUILD_CUDA
 static size_t sync_off, sync_bytes;
 
 static size_t sync_slot_words(void)
 {
     return 2 * (size_t)dsm_rt.npes;
 }
+#endif
 
 dsm_heap_t *dsm_rt_device_heap(void)
 {
