@@ -1,7 +1,7 @@
 /*
  * shmem_team_sync: the team barrier without memory completion (the spec's
  * SHMEM_SYNC): a dissemination barrier of pairwise signals in the team's
- * slot. shmem_sync_all and shmem_barrier_all (runtime/barrier.c) run the
+ * slot. shmem_sync_all and shmem_barrier_all (coll/barrier.c) run the
  * same barrier on SHMEM_TEAM_WORLD; the deprecated active-set shmem_sync
  * and shmem_barrier live in activeset.c.
  */

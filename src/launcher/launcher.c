@@ -39,8 +39,8 @@
 #endif
 #endif
 
-#include "common.h"
-#include "launcher/wire.h"
+#include "common/common.h"
+#include "boot/wire.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

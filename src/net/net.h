@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
-#include "status.h"
+#include "common/common.h"
+#include "common/status.h"
 
 /* [npes]: 1 for the PEs reached through the network. NULL while the job
  * has none (every PE maps every other), so the test on the RMA fast path is

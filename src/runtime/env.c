@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common.h"
+#include "common/common.h"
 
 dsm_env_t dsm_env;
 

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "boot.h"
-#include "common.h"
+#include "boot/boot.h"
+#include "common/common.h"
 #include "env.h"
 #include "heap.h"
 #include "sdma/sdma.h"

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/common.h"
+#include "common/common.h"
 
 typedef enum {
     DSM_CMD_NOP = 0,

@@ -29,8 +29,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "boot.h"
-#include "common.h"
+#include "boot/boot.h"
+#include "common/common.h"
 
 static const dsm_boot_ops_t *ops;
 static dsm_boot_info_t info;

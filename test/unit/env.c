@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "env.h"
 
 extern char **environ;

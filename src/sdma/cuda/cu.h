@@ -11,7 +11,7 @@
 
 #include <cuda.h>
 
-#include "runtime/common.h"
+#include "common/common.h"
 
 /* X(name, required): name without the "cu" prefix. */
 #define DSM_CU_LIST(X)                                                         \

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "status.h"
+#include "common/status.h"
 
 #define DSM_API __attribute__((visibility("default")))
 #define DSM_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -1,8 +1,4 @@
 /*
- * shmem_barrier_all / shmem_sync_all: the team barrier of SHMEM_TEAM_WORLD
- * (src/coll/sync.c: a dissemination barrier of pairwise signals in the
- * world team's slot, serialized by the team's lock).
- *
  * dsm_rt_sync_all is the runtime's own world barrier (init, finalize,
  * collective allocation), usable before the teams exist and after they are
  * gone: a dissemination barrier over the PEs' control pages. Round k, PE i
@@ -10,7 +6,6 @@
  * its own; ceil(log2 N) rounds, each one store to a peer and one wait.
  */
 #include "wait.h"
-#include "coll/coll.h"
 #include "net/net.h"
 
 void dsm_rt_sync_all(void)
@@ -42,21 +37,7 @@ void dsm_rt_sync_all(void)
     }
 }
 
-void pshmem_sync_all(void)
-{
-    DSM_CHECK_INIT("shmem_sync_all");
-    dsm_coll_team_sync(&dsm_team_world);
-}
-DSM_WEAK(sync_all)
-
-void pshmem_barrier_all(void)
-{
-    DSM_CHECK_INIT("shmem_barrier_all");
-    dsm_rt_quiet(&dsm_ctx_default);
-    dsm_coll_team_sync(&dsm_team_world);
-}
-DSM_WEAK(barrier_all)
-
+/* Here because it needs nothing but the clock. */
 double pshmemx_wtime(void)
 {
     return (double)dsm_now_ns() / 1e9;

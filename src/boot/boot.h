@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "common/status.h"
 
 /* Largest value one key may hold. */
 #define DSM_BOOT_VAL_MAX 4096

@@ -37,8 +37,8 @@
 
 #include <pmix.h>
 
-#include "boot.h"
-#include "common.h"
+#include "boot/boot.h"
+#include "common/common.h"
 
 /* Prefix of our PMIx keys: PMIx reserves "pmix." for its own. */
 #define KEY_PREFIX "dsm."

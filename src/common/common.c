@@ -1,7 +1,7 @@
 /*
  * Shared helpers: futexes on shared words, diagnostics, size parsing.
  */
-#include "common.h"
+#include "common/common.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /*
  * Bootstrap client for shmem_launcher: one SOCK_SEQPACKET connection to the
- * launcher's socket, synchronous request/reply records (src/launcher/wire.h).
+ * launcher's socket, synchronous request/reply records (src/boot/wire.h).
  * The runtime calls these only at init, finalize and on fatal errors, so a
  * mutex that serialises whole exchanges is all the threading needed.
  */
@@ -17,9 +17,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "boot.h"
-#include "common.h"
-#include "launcher/wire.h"
+#include "boot/boot.h"
+#include "common/common.h"
+#include "boot/wire.h"
 
 /* How long abort() waits for the launcher's acknowledgement. */
 #define ABORT_ACK_MS 2000

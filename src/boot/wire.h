@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "runtime/boot.h"
+#include "boot/boot.h"
 
 #define DSM_WIRE_ENV_SOCK "DMASHMEM_BOOT_SOCK"
 #define DSM_WIRE_ENV_RANK "DMASHMEM_RANK"

@@ -13,8 +13,8 @@
 #endif
 #endif
 
-#include "boot.h"
-#include "common.h"
+#include "boot/boot.h"
+#include "common/common.h"
 
 /* Every back end this build knows, in auto-selection order. */
 static const dsm_boot_ops_t *const known[] = {

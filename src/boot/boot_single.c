@@ -11,8 +11,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "boot.h"
-#include "common.h"
+#include "boot/boot.h"
+#include "common/common.h"
 
 typedef struct single_kv {
     struct single_kv *next;
