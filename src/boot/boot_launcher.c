@@ -19,6 +19,7 @@
 
 #include "boot/boot.h"
 #include "common/common.h"
+#include "common/fdpass.h"
 #include "boot/wire.h"
 
 /* How long abort() waits for the launcher's acknowledgement. */
@@ -61,26 +62,8 @@ static dsm_status_t send_req(uint16_t op, int rank, int status,
                         .len = (uint32_t)len};
     struct iovec iov[3] = {
         {&h, sizeof(h)}, {(void *)key, keylen}, {(void *)val, len}};
-    union {
-        struct cmsghdr c;
-        char b[CMSG_SPACE(sizeof(int))];
-    } cm;
-    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 3};
-    ssize_t w;
+    ssize_t w = dsm_fd_send(conn_fd, iov, 3, pass_fd, MSG_NOSIGNAL);
 
-    if (pass_fd >= 0) {
-        memset(&cm, 0, sizeof(cm));
-        mh.msg_control = cm.b;
-        mh.msg_controllen = sizeof(cm.b);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-    }
-    do
-        w = sendmsg(conn_fd, &mh, MSG_NOSIGNAL);
-    while (w < 0 && errno == EINTR);
     if (w != (ssize_t)(sizeof(h) + keylen + len)) {
         dsm_log_error("launcher bootstrap: lost the launcher (send: %s)",
                       w < 0 ? strerror(errno) : "short write");
@@ -95,18 +78,10 @@ static dsm_status_t recv_reply(uint16_t op, int timeout_ms, void *val,
                                size_t *len, int *rfd)
 {
     char buf[DSM_WIRE_MSG_MAX];
-    union {
-        struct cmsghdr c;
-        char b[CMSG_SPACE(sizeof(int) * 4)];
-    } cm;
     struct iovec iov = {buf, sizeof(buf)};
-    struct msghdr mh = {.msg_iov = &iov,
-                        .msg_iovlen = 1,
-                        .msg_control = cm.b,
-                        .msg_controllen = sizeof(cm.b)};
     dsm_wire_hdr_t h;
     ssize_t r;
-    int got_fd = -1;
+    int got_fd = -1, mflags;
 
     if (rfd)
         *rfd = -1;
@@ -119,28 +94,13 @@ static dsm_status_t recv_reply(uint16_t op, int timeout_ms, void *val,
         if (pr <= 0)
             return DSM_ERR_TIMEOUT;
     }
-    do
-        r = recvmsg(conn_fd, &mh, MSG_CMSG_CLOEXEC);
-    while (r < 0 && errno == EINTR);
+    r = dsm_fd_recv(conn_fd, &iov, 1, &got_fd, 0, &mflags);
     if (r <= 0) {
         dsm_log_error("launcher bootstrap: lost the launcher (%s)",
                       r < 0 ? strerror(errno) : "connection closed");
         return DSM_ERR_PEER;
     }
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < nfd; i++) {
-            int f;
-            memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            if (got_fd < 0)
-                got_fd = f;
-            else
-                close(f);
-        }
-    }
-    if ((size_t)r < sizeof(h) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+    if ((size_t)r < sizeof(h) || (mflags & (MSG_TRUNC | MSG_CTRUNC)))
         goto bad;
     memcpy(&h, buf, sizeof(h));
     if (h.magic != DSM_WIRE_MAGIC || h.op != (op | DSM_WIRE_REPLY) ||

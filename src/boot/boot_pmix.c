@@ -39,35 +39,9 @@
 
 #include "boot/boot.h"
 #include "common/common.h"
+#include "common/fdpass.h"
 
-/* Prefix of our PMIx keys: PMIx reserves "pmix." for its own. */
-#define KEY_PREFIX "dsm."
-/* Key of a PE's descriptor server (PMIX_LOCAL: only its node needs it). */
-#define FDSRV_KEY KEY_PREFIX "fdsrv"
-#define FD_MAGIC 0x64736d66u /* "dsmf" */
-#define TOKEN_LEN 16
-/* How long either side of a descriptor request waits for the other. */
-#define FD_IO_MS 10000
-
-/* What a PE publishes about its descriptor server. */
-typedef struct fdsrv_addr {
-    uint32_t magic;
-    uint32_t pid;
-    uint8_t token[TOKEN_LEN];
-    uint32_t namelen; /* bytes of name, the leading NUL included */
-    char name[sizeof(((struct sockaddr_un *)0)->sun_path)];
-} fdsrv_addr_t;
-
-typedef struct fd_req {
-    uint32_t magic;
-    uint8_t token[TOKEN_LEN];
-    char key[DSM_BOOT_KEY_MAX + 1];
-} fd_req_t;
-
-typedef struct fd_rep {
-    uint32_t magic;
-    int32_t status; /* dsm_status_t; a descriptor comes with DSM_OK */
-} fd_rep_t;
+#include "boot/pmix_fd.h"
 
 typedef struct fd_ent {
     struct fd_ent *next;
@@ -549,27 +523,9 @@ static int send_reply(int c, dsm_status_t st, int fd)
 {
     fd_rep_t rep = {.magic = FD_MAGIC, .status = (int32_t)st};
     struct iovec iov = {&rep, sizeof(rep)};
-    union {
-        struct cmsghdr c;
-        char b[CMSG_SPACE(sizeof(int))];
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    ssize_t w;
-
-    if (fd >= 0) {
-        memset(&cm, 0, sizeof(cm));
-        mh.msg_control = cm.b;
-        mh.msg_controllen = sizeof(cm.b);
-        struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-        h->cmsg_level = SOL_SOCKET;
-        h->cmsg_type = SCM_RIGHTS;
-        h->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(h), &fd, sizeof(int));
-    }
-    do
-        w = sendmsg(c, &mh, MSG_NOSIGNAL);
-    while (w < 0 && errno == EINTR);
-    return w == (ssize_t)sizeof(rep) ? 0 : -1;
+    return dsm_fd_send(c, &iov, 1, fd, MSG_NOSIGNAL) == (ssize_t)sizeof(rep)
+               ? 0
+               : -1;
 }
 
 /* One request on an accepted connection. Anything malformed or from
@@ -850,42 +806,17 @@ static dsm_status_t pmix_get_fd(int rank, const char *key, int *fd)
         goto out;
     }
 
-    union {
-        struct cmsghdr c;
-        char b[CMSG_SPACE(sizeof(int) * 4)];
-    } cm;
     struct iovec iov = {&rep, sizeof(rep)};
-    struct msghdr mh = {.msg_iov = &iov,
-                        .msg_iovlen = 1,
-                        .msg_control = cm.b,
-                        .msg_controllen = sizeof(cm.b)};
     struct pollfd p = {.fd = c, .events = POLLIN};
-    int pr;
+    int pr, mflags = 0;
     ssize_t r = -1;
     do
         pr = poll(&p, 1, FD_IO_MS);
     while (pr < 0 && errno == EINTR);
-    if (pr > 0) {
-        do
-            r = recvmsg(c, &mh, MSG_CMSG_CLOEXEC);
-        while (r < 0 && errno == EINTR);
-    }
-    for (struct cmsghdr *h = r > 0 ? CMSG_FIRSTHDR(&mh) : NULL; h;
-         h = CMSG_NXTHDR(&mh, h)) {
-        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < nfd; i++) {
-            int f;
-            memcpy(&f, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-            if (got < 0)
-                got = f;
-            else
-                close(f);
-        }
-    }
+    if (pr > 0)
+        r = dsm_fd_recv(c, &iov, 1, &got, 0, &mflags);
     if (r != (ssize_t)sizeof(rep) || rep.magic != FD_MAGIC ||
-        (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        (mflags & (MSG_TRUNC | MSG_CTRUNC))) {
         dsm_log_error("pmix bootstrap: PE %d: get_fd('%s'): no valid reply "
                       "from PE %d's descriptor server: %s",
                       (int)px.me.rank, key, rank,

@@ -69,10 +69,7 @@ static void tune_read(void)
      * measured (2 cores, 2 and 4 PEs, up to 4 MiB; docs/PERFORMANCE.md). */
     size_t direct_def = DIRECT_MAX_CPU;
     if (cpu) {
-        cpu_set_t set;
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (sched_getaffinity(0, sizeof(set), &set) == 0)
-            cores = CPU_COUNT(&set);
+        long cores = dsm_ncores();
         if (cores < 2L * dsm_rt.boot.node_size)
             direct_def = SIZE_MAX;
     }

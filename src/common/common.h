@@ -129,4 +129,9 @@ void dsm_log_debugf(const char *fmt, ...) DSM_PRINTF(1, 2);
 /* Parse "512M", "4k", "1G", "4096" into bytes; 0 on success. */
 int dsm_parse_size(const char *s, uint64_t *out);
 
+/* Cores this process may run on: its affinity mask's CPU count, else the
+ * online CPUs. Sizing decisions (waiting mode, progress and engine threads)
+ * must see what a cpuset or taskset leaves us, not the whole machine. */
+long dsm_ncores(void);
+
 #endif /* DSM_COMMON_H */

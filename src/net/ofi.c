@@ -1011,10 +1011,7 @@ dsm_status_t dsm_net_init(void)
          * without any thread, a signal posted just before the PE leaves the
          * library waits for its next call (a 3-PE job hung in finalize).
          * So: 100 us with a core per thread, else a slow 1 ms. */
-        cpu_set_t set;
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (sched_getaffinity(0, sizeof(set), &set) == 0)
-            cores = CPU_COUNT(&set);
+        long cores = dsm_ncores();
         net.prog_us = cores >= 2L * dsm_rt.boot.node_size ? 100 : 1000;
     }
     if (net.prog_us > 0) {

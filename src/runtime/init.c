@@ -56,10 +56,7 @@ static int set_wait_mode(void)
     } else if (!strcmp(m, "sleep")) {
         dsm_backoff_may_sleep = 1;
     } else if (!strcmp(m, "auto")) {
-        cpu_set_t set;
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (sched_getaffinity(0, sizeof(set), &set) == 0)
-            cores = CPU_COUNT(&set);
+        long cores = dsm_ncores();
         dsm_backoff_may_sleep = dsm_rt.boot.node_size > cores;
     } else {
         dsm_log_error("shmem_init: SHMEM_WAIT_MODE=%s: use auto, spin or "
