@@ -47,6 +47,9 @@ typedef enum {
     DSM_WIRE_PUT_FD,  /* key, descriptor as SCM_RIGHTS */
     DSM_WIRE_GET_FD,  /* rank, key; reply carries the descriptor (waits) */
     DSM_WIRE_ABORT,   /* status, payload = message (may be empty) */
+    /* finalize complete, sent last: the PE's exit is orderly from now on.
+     * A PE that said HELLO and ends without FINI or ABORT fails the job,
+     * even with status 0 (its peers may wait for it in shared memory). */
     DSM_WIRE_FINI,
     DSM_WIRE_OP_LAST
 } dsm_wire_op_t;

@@ -232,13 +232,25 @@ static void on_exit_pe(job_t *job, int rank, int wstatus)
 
     bool failed = WIFSIGNALED(wstatus) ||
                   (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0);
-    if (!failed || job->ending)
+    /* A PE that joined the job (said hello, i.e. called shmem_init) and
+     * ended before its finalize completed (FINI) or an abort leaves the
+     * others waiting for it, maybe in shared memory where nothing tells
+     * them: that fails the job whatever its status. A process that never
+     * connected (a program that is no OpenSHMEM one) may exit as it likes. */
+    bool unfinished = pe->hello && !pe->finalized && !pe->aborted;
+    if ((!failed && !unfinished) || job->ending)
         return;
     if (WIFSIGNALED(wstatus)) {
         int sig = WTERMSIG(wstatus);
         fprintf(stderr, PROG ": PE %d (pid %d) was killed by signal %d (%s)\n",
                 rank, (int)pid, sig, strsignal(sig));
         dsm_launcher_end_job(job, 128 + sig, SIGTERM, FAIL_KILL_NS, -1);
+    } else if (!failed) {
+        fprintf(stderr,
+                PROG ": PE %d (pid %d) exited with status 0 before "
+                     "shmem_finalize\n",
+                rank, (int)pid);
+        dsm_launcher_end_job(job, 1, SIGTERM, FAIL_KILL_NS, -1);
     } else {
         fprintf(stderr, PROG ": PE %d (pid %d) exited with status %d\n", rank,
                 (int)pid, WEXITSTATUS(wstatus));

@@ -10,7 +10,8 @@
  *   info                 print the backend and layout, then fini
  *   kv [ROUNDS]          key-value exchange among all ranks, fence, barrier
  *   fd                   every rank passes a memfd, every other reads it
- *   exit RANK STATUS     RANK exits with STATUS, the others sleep
+ *   exit RANK STATUS     RANK exits with STATUS (no fini), the others sleep
+ *   done RANK            RANK calls fini and exits 0, the others sleep
  *   signal RANK SIG      RANK raises SIG, the others sleep
  *   abort RANK STATUS [MSG]  RANK calls abort, the others sleep
  *   sleep                every rank sleeps for ever
@@ -19,6 +20,7 @@
  *   stdin                rank 0 echoes one stdin line, others expect EOF
  *   lostpeer RANK        RANK exits 0 without fini, the others' barrier fails
  *   hang                 sleep for ever without even starting the bootstrap
+ *   noboot STATUS        exit with STATUS without starting the bootstrap
  */
 #include <errno.h>
 #include <poll.h>
@@ -180,6 +182,8 @@ int main(int argc, char **argv)
 
     if (strcmp(mode, "hang") == 0)
         sleep_forever();
+    if (strcmp(mode, "noboot") == 0)
+        return nargs > 0 ? atoi(args[0]) : 0;
     dsm_status_t st = dsm_boot_select(getenv("SHMEM_BOOTSTRAP"), &ops, &info);
     if (st != DSM_OK) {
         fprintf(stderr, "boot_client: bootstrap failed: %s\n",
@@ -212,6 +216,13 @@ int main(int argc, char **argv)
         if (info.rank == atoi(args[0])) {
             fflush(stdout);
             _exit(atoi(args[1]));
+        }
+        sleep_forever();
+    } else if (strcmp(mode, "done") == 0 && nargs == 1) {
+        if (info.rank == atoi(args[0])) {
+            fflush(stdout);
+            ops->fini();
+            _exit(0);
         }
         sleep_forever();
     } else if (strcmp(mode, "signal") == 0 && nargs == 2) {

@@ -29,8 +29,23 @@ expect_rc 4 "SIGTERM ignored"
 expect_faster 2000 "SIGTERM ignored"
 expect_clean "SIGTERM ignored"
 
-# Exit 0 is normal: the job goes on until every PE has ended.
-run "$LAUNCHER" -n 3 --timeout 1 "$BOOT_CLIENT" "$MARK" exit 0 0
-expect_rc 124 "exit 0 is not a failure"
-expect_clean "exit 0"
+# Exit 0 after fini is normal: the job goes on until every PE has ended.
+run "$LAUNCHER" -n 3 --timeout 1 "$BOOT_CLIENT" "$MARK" done 0
+expect_rc 124 "exit 0 after fini is not a failure"
+expect_clean "exit 0 after fini"
+
+# So is exit 0 of a process that never joined the bootstrap.
+run "$LAUNCHER" -n 3 "$BOOT_CLIENT" "$MARK" noboot 0
+expect_rc 0 "exit 0 without bootstrap"
+expect_clean "exit 0 without bootstrap"
+
+# Exit 0 after joining, without fini, fails the job: the others may wait
+# for that PE for ever.
+run "$LAUNCHER" -n 3 "$BOOT_CLIENT" "$MARK" exit 1 0
+expect_rc 1 "exit 0 without fini"
+expect_err '^shmem_launcher: PE 1 (pid [0-9]*) exited with status 0 before shmem_finalize$' \
+    "exit 0 without fini"
+[ "$(printf '%s\n' "$ERR" | grep -c 'shmem_launcher:')" -eq 1 ] ||
+    fail "exit 0 without fini: more than one launcher line: $ERR"
+expect_clean "exit 0 without fini"
 exit 0

@@ -7,6 +7,10 @@
  *       bad_pe       PE 0 puts to PE n_pes+3 (shmem_putmem)
  *       bad_addr     PE 0 puts to a stack (non-symmetric) address
  *       sleep        every PE loops on barrier + sleep until killed
+ *       early_exit   PE 1 calls _exit(0) (no finalize, not even the
+ *                    implicit one at exit), the others wait in a barrier
+ *       no_finalize  every PE returns from main without shmem_finalize
+ *                    (the implicit finalize at exit does it)
  *       ok           init, barrier, finalize
  * The marker argument is ignored: it only makes the processes findable.
  */
@@ -46,6 +50,16 @@ int main(int argc, char **argv)
             shmem_putmem(stackbuf, heap, 8, (me + 1) % npes);
         shmem_barrier_all();
         MP_FAIL("put to a stack address returned");
+    } else if (!strcmp(mode, "early_exit")) {
+        if (me == 1 || npes == 1) {
+            fflush(stdout);
+            _exit(0);
+        }
+        shmem_barrier_all();
+        MP_FAIL("barrier completed without PE 1");
+    } else if (!strcmp(mode, "no_finalize")) {
+        shmem_barrier_all();
+        return 0;
     } else if (!strcmp(mode, "sleep")) {
         for (;;) {
             shmem_barrier_all();
