@@ -55,7 +55,7 @@ static size_t size_or(uint64_t v, size_t def)
 static void tune_read(void)
 {
     dsm_coll_tune_t *t = &dsm_coll_tune;
-    int cpu = !strcmp(dsm_sdma_backend_name(dsm_rt.sdma), "cpu");
+    int cpu = (dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_HOST_CORES) != 0;
 
     if (!parse_algo(dsm_env.fcollect_algorithm, &t->ag))
         tune_error = "SHMEM_FCOLLECT_ALGORITHM";
@@ -143,7 +143,7 @@ dsm_algo_t dsm_coll_algo_team(dsm_team_t *t, dsm_coll_kind_t kind,
                               const void *src, const char *routine)
 {
     int host = dsm_coll_host(dest, src);
-    if (!t->net)
+    if (dsm_team_mapped(t))
         return dsm_coll_algo(kind, nbytes, t->size, host);
     if (!host)
         dsm_rt_fatal(routine, "the team spans nodes: collectives on the "
@@ -153,9 +153,9 @@ dsm_algo_t dsm_coll_algo_team(dsm_team_t *t, dsm_coll_kind_t kind,
 }
 
 char *dsm_coll_peer_dst(const char *routine, dsm_team_t *t, int m, void *sym,
-                        size_t len, int *net)
+                        size_t len, int *by_path)
 {
     int pe = dsm_team_pe(t, m);
-    *net = dsm_net_pe(pe);
-    return *net ? (char *)sym : dsm_rt_xlate(routine, sym, len, pe);
+    *by_path = !dsm_coll_pe_mapped(pe);
+    return *by_path ? (char *)sym : dsm_rt_xlate(routine, sym, len, pe);
 }

@@ -35,7 +35,7 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     dsm_plan_t p;
 
     check_overlap(routine, dest, src, dblk * (size_t)n, sblk * (size_t)n);
-    if (t->net) {
+    if (!dsm_team_mapped(t)) {
         algo = dsm_coll_algo_team(t, DSM_COLL_A2A, len, dest, src, routine);
     } else if (strided) {
         algo = dsm_coll_tune.a2a;
@@ -76,7 +76,7 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
         char *d = dsm_coll_peer_dst(routine, t, m, dest + (size_t)me * dblk,
                                     dlast, &net);
         p.peer[i] = (dsm_part_t){
-            .net = net,
+            .by_path = net,
             .m = m,
             .src = src + (size_t)m * sblk,
             .dst = d,
@@ -92,8 +92,8 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     /* Across nodes the blocks went as nbi network puts: src is the
      * caller's again only once they completed (the arrival signals need
      * not have waited for them where the provider orders writes). */
-    if (t->net)
-        dsm_net_quiet();
+    if (!dsm_team_mapped(t))
+        dsm_path_quiet(&dsm_ctx_default);
     pthread_mutex_unlock(&t->lock);
 }
 

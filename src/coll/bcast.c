@@ -55,7 +55,8 @@ dsm_status_t dsm_coll_bcast_init(void)
      * there pulling in parallel always wins (2 cores, 2 PEs, us per call:
      * 4 KiB pull 0.46, push 20, bcast 46; 1 MiB pull 231, push 706, bcast
      * 554; 4 PEs 1 MiB pull 520, push 2425, bcast 2007). */
-    bc_engine_native = strcmp(dsm_sdma_backend_name(dsm_rt.sdma), "cpu") != 0;
+    bc_engine_native =
+        !(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_HOST_CORES);
     bc_queue = NULL;
     return DSM_OK;
 }
@@ -98,7 +99,7 @@ static void bc_pull(dsm_team_t *t, void *dest, const void *src, size_t n,
         for (m = 0; m < t->size; m++)
             if (m != root)
                 dsm_team_wait(t, DSM_CHAN_CPU, m);
-    } else if (dsm_net_pe(t->pes[root]) || dev) {
+    } else if (!dsm_coll_pe_mapped(t->pes[root]) || dev) {
         dsm_team_wait(t, DSM_CHAN_CPU, root);
         dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, n, t->pes[root], routine);
         dsm_team_signal(t, DSM_CHAN_CPU, root);
@@ -190,9 +191,9 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
             memmove(dest, src, nbytes);
         return;
     }
-    if (alg == BC_AUTO || t->net || !dsm_coll_host(dest, src))
+    if (alg == BC_AUTO || !dsm_team_mapped(t) || !dsm_coll_host(dest, src))
         /* across nodes, or GPU memory: members get */
-        alg = bc_engine_native && nbytes > BC_AUTO_PULL_MAX && !t->net
+        alg = bc_engine_native && nbytes > BC_AUTO_PULL_MAX && dsm_team_mapped(t)
                   ? BC_BCAST
                   : BC_PULL;
     pthread_mutex_lock(&t->lock);

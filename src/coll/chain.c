@@ -124,11 +124,11 @@ static inline void cb_copy(cmdbuf_t *b, const dsm_part_t *x)
  * on a small node, a core. */
 static inline void part_memcpy(dsm_team_t *t, const dsm_part_t *x)
 {
-    if (x->net) { /* completed by the arrival signal's quiet */
+    if (x->by_path) { /* completed by the arrival signal's quiet */
         for (size_t k = 0; k < x->count; k++)
-            dsm_net_put("collective", x->dst + (ptrdiff_t)k * x->dstr,
-                        x->src + (ptrdiff_t)k * x->sstr, x->len,
-                        dsm_team_pe(t, x->m), 1);
+            dsm_path_put(&dsm_ctx_default, x->dst + (ptrdiff_t)k * x->dstr,
+                         x->src + (ptrdiff_t)k * x->sstr, x->len,
+                         dsm_team_pe(t, x->m), 1, "collective");
         return;
     }
     if (x->count == 1) {

@@ -59,7 +59,7 @@ dsm_algo_t dsm_coll_algo_team(dsm_team_t *t, dsm_coll_kind_t kind,
 /* Where member m's copy of the symmetric range [sym, sym+len) is written
  * from here: its mapping, or (*net = 1) sym itself for the network. */
 char *dsm_coll_peer_dst(const char *routine, dsm_team_t *t, int m,
-                        void *sym, size_t len, int *net);
+                        void *sym, size_t len, int *by_path);
 
 /* One block: count runs of len bytes, runs sstr/dstr bytes apart. */
 typedef struct dsm_part {
@@ -74,8 +74,8 @@ typedef struct dsm_part {
      * those I expect from the peer. */
     uint64_t rv_out, av_out, rv_in, av_in;
     int ready_sent; /* ready already sent (collect's size exchange) */
-    int net;        /* the peer is on another node: dst is the symmetric
-                     * address in this process, moved by dsm_net_put */
+    int by_path;    /* the peer is not mapped here: dst is the symmetric
+                     * address in this process, moved by dsm_path_put */
     /* Device signal words (plan->dsync): the peer's words for my ready
      * and arrival, and my words for the peer's, as mapped here. */
     uint64_t *rw_out, *aw_out, *rw_in, *aw_in;
@@ -171,8 +171,8 @@ static inline uint64_t *dsm_chain_in(dsm_team_t *t, int m)
 static inline void dsm_chain_signal(dsm_team_t *t, int m, uint64_t v,
                                     int engines)
 {
-    if (dsm_net_pe(dsm_team_pe(t, m))) {
-        dsm_team_net_signal(t, DSM_CHAN_DMA, m, v);
+    if (!dsm_coll_pe_mapped(dsm_team_pe(t, m))) {
+        dsm_team_path_signal(t, DSM_CHAN_DMA, m, v);
         return;
     }
     dsm_ctrl_t *pc = dsm_rt.peer_ctrl[dsm_team_pe(t, m)];

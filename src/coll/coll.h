@@ -26,7 +26,7 @@
 #define DSM_COLL_H
 
 #include "rt.h"
-#include "net/net.h"
+#include "path.h"
 
 /* Words of one team slot, per member: signals received from each member,
  * in two independent channels (CPU-side protocol and engine chains), so
@@ -67,7 +67,7 @@ struct dsm_team {
     uint64_t nxchg;      /* exchanges done (selects the word pair) */
     uint32_t magic;      /* DSM_TEAM_MAGIC while valid */
     struct dsm_team *next; /* active-set cache */
-    int net;             /* some member is reached through the network */
+    unsigned caps;       /* AND of the members' path caps (runtime/path.h) */
 };
 
 typedef struct dsm_team dsm_team_t;
@@ -81,6 +81,19 @@ dsm_status_t dsm_coll_init(void);
 void dsm_coll_fini(void);
 
 /* World PE of member i. */
+/* Every member is reached through shared memory (the shm path): chains,
+ * direct loads and stores. Otherwise the collective runs the direct path
+ * with the members' paths (the network). */
+static inline int dsm_team_mapped(const dsm_team_t *t)
+{
+    return (t->caps & DSM_PATH_CAP_LOADSTORE) != 0;
+}
+
+static inline int dsm_coll_pe_mapped(int pe)
+{
+    return (dsm_path_of(pe)->caps & DSM_PATH_CAP_LOADSTORE) != 0;
+}
+
 static inline int dsm_team_pe(const dsm_team_t *t, int i)
 {
     return t->pes[i];
@@ -108,7 +121,7 @@ void dsm_team_signal(dsm_team_t *t, int chan, int m);
 /* Store the absolute count v into member m's word for us on chan, m being
  * reached through the network (after this PE's earlier network writes:
  * data before signal). */
-void dsm_team_net_signal(dsm_team_t *t, int chan, int m, uint64_t v);
+void dsm_team_path_signal(dsm_team_t *t, int chan, int m, uint64_t v);
 void dsm_team_wait(dsm_team_t *t, int chan, int m);
 /* Barrier over the team's members (dissemination), CPU channel. Takes no
  * lock: callers (the collectives) hold t->lock. */

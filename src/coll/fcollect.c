@@ -68,15 +68,15 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
             .count = 1,
         };
         p.peer[i].dst = dsm_coll_peer_dst(fc_routine, t, m, mine, nbytes,
-                                          &p.peer[i].net);
+                                          &p.peer[i].by_path);
     }
     dsm_plan_sigvals(&p);
     dsm_chain_run(&p);
     /* Across nodes the blocks went as nbi network puts: src is the
      * caller's again only once they completed (the arrival signals need
      * not have waited for them where the provider orders writes). */
-    if (t->net)
-        dsm_net_quiet();
+    if (!dsm_team_mapped(t))
+        dsm_path_quiet(&dsm_ctx_default);
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -138,15 +138,15 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];
         x->dst = nbytes ? dsm_coll_peer_dst(co_routine, t, x->m, mine, nbytes,
-                                            &x->net)
+                                            &x->by_path)
                         : NULL;
     }
     dsm_chain_run(&p);
     /* Across nodes the blocks went as nbi network puts: src is the
      * caller's again only once they completed (the arrival signals need
      * not have waited for them where the provider orders writes). */
-    if (t->net)
-        dsm_net_quiet();
+    if (!dsm_team_mapped(t))
+        dsm_path_quiet(&dsm_ctx_default);
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -60,7 +60,7 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
     /* GPU memory: sources are staged into host memory by the copy
      * engines (RMA gets), folded by this CPU; no kernel, no SM. */
     const int dev = !dsm_coll_host(acc, src);
-    const int staged = t->net || dev;
+    const int staged = !dsm_team_mapped(t) || dev;
     const size_t blk =
         DSM_MAX((staged ? RED_NET_BLOCK : RED_BLOCK) / esz, (size_t)1) * esz;
     const char **in;
@@ -79,7 +79,7 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
     /* Members on other nodes, and GPU memory (NULL here): their block is
      * fetched into tmp first (network or copy engine). */
     for (m = lo; m < hi; m++)
-        in[m] = dsm_net_pe(t->pes[m]) || dev
+        in[m] = !dsm_coll_pe_mapped(t->pes[m]) || dev
                     ? NULL
                     : dsm_rt_xlate(routine, src, bytes, t->pes[m]);
     for (size_t off = 0; off < bytes; off += blk) {

@@ -75,12 +75,12 @@ static dsm_ctrl_t *peer_ctrl(int pe)
     return c;
 }
 
-void dsm_team_net_signal(dsm_team_t *t, int chan, int m, uint64_t v)
+void dsm_team_path_signal(dsm_team_t *t, int chan, int m, uint64_t v)
 {
     /* The peer's word is at the offset of ours: name it by our address. */
     uint64_t *sym = slot_sig(dsm_rt.me, t->slot) + chan * t->sig_stride +
                     (t->sig_world ? dsm_rt.me : t->my_idx);
-    dsm_net_signal("collective", sym, v, 0, t->pes[m]);
+    dsm_path_signal(&dsm_ctx_default, sym, v, 0, t->pes[m], "collective");
 }
 
 uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m)
@@ -94,8 +94,8 @@ uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m)
 void dsm_team_signal(dsm_team_t *t, int chan, int m)
 {
     int i = dsm_team_sig_idx(t, chan, m);
-    if (dsm_net_pe(t->pes[m])) {
-        dsm_team_net_signal(t, chan, m, ++t->sent[i]);
+    if (!dsm_coll_pe_mapped(t->pes[m])) {
+        dsm_team_path_signal(t, chan, m, ++t->sent[i]);
         return;
     }
     dsm_ctrl_t *pc = peer_ctrl(t->pes[m]);
@@ -178,9 +178,9 @@ static void team_setup(dsm_team_t *t, int slot)
         t->sig_stride = t->size;
     t->sig = slot_sig(dsm_rt.me, slot);
     t->xchg = (uint64_t *)slot_base(dsm_rt.me, slot);
-    t->net = 0;
+    t->caps = ~0u;
     for (i = 0; i < t->size; i++)
-        t->net |= dsm_net_pe(t->pes[i]);
+        t->caps &= dsm_path_of(t->pes[i])->caps;
     pthread_mutex_init(&t->lock, NULL);
     t->magic = DSM_TEAM_MAGIC;
 }
@@ -288,8 +288,8 @@ static uint64_t slots_agree(dsm_team_t *p)
     all = ~0ull;
     for (int m = 0; m < p->size; m++) {
         int pe = p->pes[m];
-        if (dsm_net_pe(pe)) { /* the same word of ours names theirs */
-            all &= dsm_net_load64("shmem_team_split", &mine[0], pe);
+        if (!dsm_coll_pe_mapped(pe)) { /* the same word of ours names theirs */
+            all &= dsm_path_load64(&mine[0], pe, "shmem_team_split");
             continue;
         }
         const uint64_t *w = (const uint64_t *)slot_base(pe, p->slot);

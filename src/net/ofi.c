@@ -74,31 +74,36 @@ static void no_net(const char *routine)
 {
     dsm_rt_fatal(routine, "no network path in this build");
 }
-void dsm_net_put(const char *routine, void *sym, const void *src, size_t len,
-                 int pe, int nbi)
+dsm_net_ctx_t *dsm_net_ctx_create(void) { return NULL; }
+void dsm_net_ctx_destroy(dsm_net_ctx_t *nc) { (void)nc; }
+void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
+                 const void *src, size_t len, int pe, int nbi)
 {
-    (void)sym, (void)src, (void)len, (void)pe, (void)nbi;
+    (void)nc, (void)sym, (void)src, (void)len, (void)pe, (void)nbi;
     no_net(routine);
 }
-void dsm_net_get(const char *routine, void *dst, const void *sym, size_t len,
-                 int pe, int nbi)
+void dsm_net_get(dsm_net_ctx_t *nc, const char *routine, void *dst,
+                 const void *sym, size_t len, int pe, int nbi)
 {
-    (void)sym, (void)dst, (void)len, (void)pe, (void)nbi;
+    (void)nc, (void)sym, (void)dst, (void)len, (void)pe, (void)nbi;
     no_net(routine);
 }
-void dsm_net_amo(const char *routine, int op, void *sym, size_t size,
-                 const void *val, const void *cmp, void *fetched, int pe)
+void dsm_net_amo(dsm_net_ctx_t *nc, const char *routine, int op, void *sym,
+                 size_t size, const void *val, const void *cmp, void *fetched,
+                 int pe)
 {
-    (void)op, (void)sym, (void)size, (void)val, (void)cmp, (void)fetched,
+    (void)nc, (void)op, (void)sym, (void)size, (void)val, (void)cmp, (void)fetched,
         (void)pe;
     no_net(routine);
 }
-void dsm_net_quiet(void) {}
+void dsm_net_quiet(dsm_net_ctx_t *nc) { (void)nc; }
+void dsm_net_flush(dsm_net_ctx_t *nc, int pe) { (void)nc, (void)pe; }
+void dsm_net_fence(dsm_net_ctx_t *nc) { (void)nc; }
 void dsm_net_progress(void) {}
-void dsm_net_signal(const char *routine, uint64_t *sym, uint64_t v, int add,
-                    int pe)
+void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
+                    uint64_t v, int add, int pe)
 {
-    (void)sym, (void)v, (void)add, (void)pe;
+    (void)nc, (void)sym, (void)v, (void)add, (void)pe;
     no_net(routine);
 }
 uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
@@ -376,10 +381,11 @@ static void remote_of(const char *routine, const void *sym, size_t len, int pe,
 
 /* ------------------------------------------------------------ RMA */
 
-void dsm_net_put(const char *routine, void *sym, const void *src, size_t len,
-                 int pe, int nbi)
+void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
+                 const void *src, size_t len, int pe, int nbi)
 {
     uint64_t raddr, key;
+    (void)nc;
     const char *s = src;
 
     remote_of(routine, sym, len, pe, &raddr, &key);
@@ -413,10 +419,11 @@ void dsm_net_put(const char *routine, void *sym, const void *src, size_t len,
     }
 }
 
-void dsm_net_get(const char *routine, void *dst, const void *sym, size_t len,
-                 int pe, int nbi)
+void dsm_net_get(dsm_net_ctx_t *nc, const char *routine, void *dst,
+                 const void *sym, size_t len, int pe, int nbi)
 {
     uint64_t raddr, key;
+    (void)nc;
     char *d = dst;
 
     remote_of(routine, sym, len, pe, &raddr, &key);
@@ -569,10 +576,12 @@ static void amo_cas_loop(const char *routine, int op, uint64_t raddr,
         memcpy(fetched, &old, size);
 }
 
-void dsm_net_amo(const char *routine, int op, void *sym, size_t size,
-                 const void *val, const void *cmp, void *fetched, int pe)
+void dsm_net_amo(dsm_net_ctx_t *nc, const char *routine, int op, void *sym,
+                 size_t size, const void *val, const void *cmp, void *fetched,
+                 int pe)
 {
     uint64_t raddr, key, scratch = 0;
+    (void)nc;
 
     remote_of(routine, sym, size, pe, &raddr, &key);
     /* SWAP without a result buffer still fetches (FI_ATOMIC_WRITE through
@@ -591,8 +600,34 @@ void dsm_net_amo(const char *routine, int op, void *sym, size_t size,
 
 /* ------------------------------------------------------------ quiet */
 
-void dsm_net_quiet(void)
+/* Contexts share the endpoint and its counters for now: a context's quiet
+ * completes every context's operations (correct, not yet per context). */
+dsm_net_ctx_t *dsm_net_ctx_create(void)
 {
+    return NULL;
+}
+
+void dsm_net_ctx_destroy(dsm_net_ctx_t *nc)
+{
+    if (nc)
+        dsm_net_quiet(nc);
+}
+
+void dsm_net_flush(dsm_net_ctx_t *nc, int pe)
+{
+    (void)pe;
+    dsm_net_quiet(nc);
+}
+
+void dsm_net_fence(dsm_net_ctx_t *nc)
+{
+    if (!net.ordered)
+        dsm_net_quiet(nc);
+}
+
+void dsm_net_quiet(dsm_net_ctx_t *nc)
+{
+    (void)nc;
     if (!net.ep)
         return;
     /* Delivery-complete: forget which PEs were written before taking the
@@ -612,20 +647,20 @@ void dsm_net_quiet(void)
             continue;
         net.written[pe] = 0;
         uint64_t w;
-        dsm_net_get("shmem_quiet", &w, dsm_rt.ctrl, sizeof(w), pe, 0);
+        dsm_net_get(NULL, "shmem_quiet", &w, dsm_rt.ctrl, sizeof(w), pe, 0);
     }
 }
 
-void dsm_net_signal(const char *routine, uint64_t *sym, uint64_t v, int add,
-                    int pe)
+void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
+                    uint64_t v, int add, int pe)
 {
     /* Data before signal: only writes to pe must land first, and there are
      * none to wait for unless some were posted since the last quiet (a
      * collective's ready signal, a barrier's: none). */
     if (!net.ordered && __atomic_load_n(&net.written[pe], __ATOMIC_ACQUIRE))
-        dsm_net_quiet();
-    dsm_net_amo(routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v), &v,
-                NULL, NULL, pe);
+        dsm_net_quiet(nc);
+    dsm_net_amo(nc, routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v),
+                &v, NULL, NULL, pe);
     /* Send it now: the caller may leave the library next. */
     cq_poll();
 }
@@ -633,8 +668,8 @@ void dsm_net_signal(const char *routine, uint64_t *sym, uint64_t v, int add,
 uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
 {
     uint64_t v = 0;
-    dsm_net_amo(routine, DSM_AMO_FETCH, (void *)sym, sizeof(v), NULL, NULL,
-                &v, pe);
+    dsm_net_amo(NULL, routine, DSM_AMO_FETCH, (void *)sym, sizeof(v), NULL,
+                NULL, &v, pe);
     return v;
 }
 
@@ -1042,7 +1077,7 @@ void dsm_net_fini(void)
         net.prog_on = 0;
     }
     if (net.ep)
-        dsm_net_quiet();
+        dsm_net_quiet(NULL);
     if (net.ep)
         fi_close(&net.ep->fid);
     for (int i = 0; i < NET_NSEG; i++)

@@ -10,6 +10,7 @@
  * and SHMEM_CTX_NOSTORE needs nothing (a quiet completes stores anyway).
  */
 #include "ctx.h"
+#include "path.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,10 @@ dsm_status_t dsm_ctx_new(long options, struct dsm_team *team, dsm_ctx_t **out)
     c->done = (uint64_t *)((char *)cnt + line);
     c->options = options;
     c->team = team;
+    if (dsm_path_ctx_open(c) != DSM_OK) {
+        free(c->issued);
+        goto err_free_ctx;
+    }
     *out = c;
     return DSM_OK;
 
@@ -46,6 +51,7 @@ void dsm_ctx_free(dsm_ctx_t *ctx)
     if (!ctx || ctx == &dsm_ctx_default)
         return;
     dsm_rt_quiet(ctx);
+    dsm_path_ctx_close(ctx);
     free(ctx->issued);
     free(ctx);
 }
@@ -103,8 +109,8 @@ int pshmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
 }
 DSM_WEAK(ctx_get_team)
 
-/* Commands to one PE go to its engine's queue; completing those engines'
- * commands of the context completes every operation to the target PEs. */
+/* Each target's path completes the context's operations to it (shm: the
+ * engine queue of the PE; net: the provider's completions). */
 void pshmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
     DSM_CHECK_INIT("shmem_ctx_pe_quiet");
@@ -113,7 +119,7 @@ void pshmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
     dsm_ctx_t *c = (dsm_ctx_t *)ctx;
     for (size_t i = 0; i < npes; i++) {
         DSM_CHECK_PE("shmem_ctx_pe_quiet", target_pes[i]);
-        dsm_rt_quiet_engine(c, dsm_rt_engine_of(target_pes[i]));
+        dsm_path_flush(c, target_pes[i]);
     }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }

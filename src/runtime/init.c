@@ -4,6 +4,7 @@
 #include "rt.h"
 #include "coll/coll.h"
 #include "net/net.h"
+#include "path.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -156,6 +157,8 @@ static int do_init(int requested)
         goto fail;
     if (dsm_net_init() != DSM_OK) /* src/net: PEs on other nodes */
         goto fail;
+    if (dsm_paths_init() != DSM_OK) /* path.h: how each PE is reached */
+        goto fail;
     memset(ctx_default_counters, 0, sizeof(ctx_default_counters));
     dsm_debug("init: %d PEs, node %d/%d, heap %zu bytes, static %zu bytes, "
               "sdma %s with %d engine(s), inline max %zu, nbi inline max %zu",
@@ -259,12 +262,12 @@ void pshmem_finalize(void)
     dsm_rt_sync_all();
     /* The barrier's last network signals are delivered before this PE
      * blocks in the bootstrap, where nothing progresses the network. */
-    if (dsm_net_active())
-        dsm_net_quiet();
+    dsm_path_quiet(&dsm_ctx_default);
     dsm_coll_fini();
     dsm_sdma_close(dsm_rt.sdma, dsm_rt.me);
     dsm_rt.sdma = NULL;
     dsm_rt.boot_ops->barrier();
+    dsm_paths_fini();
     dsm_net_fini(); /* no PE touches our memory any more */
     dsm_rt_segments_fini();
     pthread_mutex_lock(&dsm_rt.heap_lock);
@@ -307,7 +310,8 @@ int pshmem_pe_accessible(int pe)
     DSM_CHECK_INIT("shmem_pe_accessible");
     if (pe < 0 || pe >= dsm_rt.npes)
         return 0;
-    return dsm_rt.segs[DSM_SEG_HEAP].peer[pe] != NULL || dsm_net_pe(pe);
+    return dsm_rt.segs[DSM_SEG_HEAP].peer[pe] != NULL ||
+           dsm_path_of(pe)->rma != &dsm_path_shm;
 }
 DSM_WEAK(pe_accessible)
 
@@ -320,7 +324,8 @@ int pshmem_addr_accessible(const void *addr, int pe)
         const dsm_seg_t *s = &dsm_rt.segs[i];
         if ((uintptr_t)addr - (uintptr_t)s->base < s->size)
             return s->peer[pe] != NULL ||
-                   (dsm_net_pe(pe) && i != DSM_SEG_DEVICE);
+                   (dsm_path_of(pe)->rma != &dsm_path_shm &&
+                    i != DSM_SEG_DEVICE);
     }
     return 0;
 }

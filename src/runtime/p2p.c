@@ -3,6 +3,7 @@
  * all/any/some and _vector forms, for every type of the P2P table.
  * Each type contributes one element comparator; the set logic is shared.
  */
+#include "path.h"
 #include "wait.h"
 
 typedef int (*elem_fn)(const void *ivars, size_t i, int cmp, const void *vals,
@@ -118,6 +119,7 @@ static size_t wait_some(p2p_set_t *s)
     void pshmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until", cmp);                             \
+        dsm_check_host_word("shmem_" #N "_wait_until", ivar, dsm_rt.me);       \
         p2p_set_t s = SET(N##_elem, ivar, 1, NULL, cmp, &cmp_value, 0, NULL);  \
         if (!N##_one(&s))                                                      \
             dsm_rt_wait(N##_one, &s);                                          \
@@ -125,6 +127,8 @@ static size_t wait_some(p2p_set_t *s)
     int pshmem_##N##_test(T *ivar, int cmp, T cmp_value)                       \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test", cmp);                                   \
+        dsm_check_host_word("shmem_" #N "_test", ivar, dsm_rt.me);             \
+        dsm_rt_progress();                                                     \
         p2p_set_t s = SET(N##_elem, ivar, 1, NULL, cmp, &cmp_value, 0, NULL);  \
         return N##_one(&s);                                                    \
     }                                                                          \
@@ -132,6 +136,7 @@ static size_t wait_some(p2p_set_t *s)
                                      const int *status, int cmp, T cmp_value)  \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_all", cmp);                         \
+        dsm_check_host_word("shmem_" #N "_wait_until_all", ivars, dsm_rt.me);  \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
         wait_all(&s);                                                          \
@@ -141,6 +146,7 @@ static size_t wait_some(p2p_set_t *s)
                                        T cmp_value)                            \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_any", cmp);                         \
+        dsm_check_host_word("shmem_" #N "_wait_until_any", ivars, dsm_rt.me);  \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
         return wait_any(&s);                                                   \
@@ -150,6 +156,7 @@ static size_t wait_some(p2p_set_t *s)
                                         int cmp, T cmp_value)                  \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_some", cmp);                        \
+        dsm_check_host_word("shmem_" #N "_wait_until_some", ivars, dsm_rt.me); \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, indices); \
         return wait_some(&s);                                                  \
@@ -159,6 +166,7 @@ static size_t wait_some(p2p_set_t *s)
                                             const T *cmp_values)               \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_all_vector", cmp);                  \
+        dsm_check_host_word("shmem_" #N "_wait_until_all_vector", ivars, dsm_rt.me);\
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
         wait_all(&s);                                                          \
@@ -168,6 +176,7 @@ static size_t wait_some(p2p_set_t *s)
                                               const T *cmp_values)             \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_any_vector", cmp);                  \
+        dsm_check_host_word("shmem_" #N "_wait_until_any_vector", ivars, dsm_rt.me);\
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
         return wait_any(&s);                                                   \
@@ -177,6 +186,7 @@ static size_t wait_some(p2p_set_t *s)
         const T *cmp_values)                                                   \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_some_vector", cmp);                 \
+        dsm_check_host_word("shmem_" #N "_wait_until_some_vector", ivars, dsm_rt.me);\
         p2p_set_t s = SET(N##_elem, ivars, nelems, status, cmp, cmp_values,    \
                           1, indices);                                         \
         return wait_some(&s);                                                  \
@@ -185,6 +195,8 @@ static size_t wait_some(p2p_set_t *s)
                               int cmp, T cmp_value)                            \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_all", cmp);                               \
+        dsm_check_host_word("shmem_" #N "_test_all", ivars, dsm_rt.me);        \
+        dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
         return set_all(&s);                                                    \
@@ -193,6 +205,8 @@ static size_t wait_some(p2p_set_t *s)
                                  int cmp, T cmp_value)                         \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_any", cmp);                               \
+        dsm_check_host_word("shmem_" #N "_test_any", ivars, dsm_rt.me);        \
+        dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
         set_any(&s);                                                           \
@@ -202,6 +216,8 @@ static size_t wait_some(p2p_set_t *s)
                                   const int *status, int cmp, T cmp_value)     \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_some", cmp);                              \
+        dsm_check_host_word("shmem_" #N "_test_some", ivars, dsm_rt.me);       \
+        dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, indices); \
         set_some(&s);                                                          \
@@ -212,6 +228,8 @@ static size_t wait_some(p2p_set_t *s)
                                      const T *cmp_values)                      \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_all_vector", cmp);                        \
+        dsm_check_host_word("shmem_" #N "_test_all_vector", ivars, dsm_rt.me); \
+        dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
         return set_all(&s);                                                    \
@@ -221,6 +239,8 @@ static size_t wait_some(p2p_set_t *s)
                                         const T *cmp_values)                   \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_any_vector", cmp);                        \
+        dsm_check_host_word("shmem_" #N "_test_any_vector", ivars, dsm_rt.me); \
+        dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
         set_any(&s);                                                           \
@@ -231,6 +251,8 @@ static size_t wait_some(p2p_set_t *s)
                                          int cmp, const T *cmp_values)         \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_some_vector", cmp);                       \
+        dsm_check_host_word("shmem_" #N "_test_some_vector", ivars, dsm_rt.me);\
+        dsm_rt_progress();                                                     \
         p2p_set_t s = SET(N##_elem, ivars, nelems, status, cmp, cmp_values,    \
                           1, indices);                                         \
         set_some(&s);                                                          \

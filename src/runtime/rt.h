@@ -20,9 +20,11 @@
 #include <pshmemx.h>
 
 typedef struct dsm_ctx dsm_ctx_t;
+struct dsm_net_ctx;
 struct dsm_ctx {
     uint64_t *issued; /* [engines]: commands handed to the sdma layer */
     uint64_t *done;   /* [engines]: of those, retired */
+    struct dsm_net_ctx *net; /* the net path's state (path.c), or NULL */
     long options;
     struct dsm_team *team;
 };
@@ -138,7 +140,6 @@ static inline int dsm_rt_engine_of(int pe)
 
 /* ---- ordering and waiting ---- */
 void dsm_rt_quiet(dsm_ctx_t *ctx);
-void dsm_rt_quiet_engine(dsm_ctx_t *ctx, int engine);
 void dsm_rt_sync_all(void);
 /* Wait until cond(arg); wakes on writes into this PE's memory. */
 void dsm_rt_wait(int (*cond)(void *), void *arg);

@@ -30,23 +30,16 @@ static void bad_sig_op(const char *routine, int sig_op)
             bad_sig_op(routine, op);                                           \
     } while (0)
 
-/* The CPU side of a signal update on PE pe's word w; w NULL: pe is reached
- * through the network, sig_addr is the word (after every earlier network
- * write of this PE has completed: data before signal). */
-static inline void signal_update(uint64_t *w, uint64_t signal, int sig_op,
-                                 int pe, uint64_t *sig_addr,
+/* A signal update of PE pe's word sig_addr through pe's amo path (the
+ * job's atomicity domain, path.h): on the shm path an atomic store or add
+ * on the mapping and a wake of the target's waiters; on the net path a
+ * provider atomic after c's earlier writes to pe. */
+static inline void signal_update(dsm_ctx_t *c, uint64_t *sig_addr,
+                                 uint64_t signal, int sig_op, int pe,
                                  const char *routine)
 {
-    if (DSM_UNLIKELY(!w)) {
-        dsm_net_signal(routine, sig_addr, signal, sig_op == SHMEM_SIGNAL_ADD,
-                       pe);
-        return;
-    }
-    if (sig_op == SHMEM_SIGNAL_SET)
-        __atomic_store_n(w, signal, __ATOMIC_RELEASE);
-    else
-        __atomic_fetch_add(w, signal, __ATOMIC_ACQ_REL);
-    dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake_app);
+    dsm_paths.pe[pe].amo->signal(c, sig_addr, signal,
+                                 sig_op == SHMEM_SIGNAL_ADD, pe, routine);
 }
 
 static inline void put_signal(shmem_ctx_t ctx, void *dest, const void *src,
@@ -54,9 +47,13 @@ static inline void put_signal(shmem_ctx_t ctx, void *dest, const void *src,
                               int sig_op, int pe, const char *routine)
 {
     CHECK_SIG_OP(routine, sig_op);
-    uint64_t *w = dsm_amo_addr(ctx, sig_addr, sizeof(uint64_t), pe, routine);
+    dsm_ctx_t *c = dsm_amo_check(ctx, sig_addr, sizeof(uint64_t), pe, routine);
+    dsm_check_host_word(routine, sig_addr, pe);
     dsm_rma_put(ctx, dest, src, len, pe, routine);
-    signal_update(w, signal, sig_op, pe, sig_addr, routine);
+    /* The amo path of pe may differ from its rma path (a job that spans
+     * nodes signals a local PE with provider atomics): the data is
+     * complete here (blocking put), so the order holds either way. */
+    signal_update(c, sig_addr, signal, sig_op, pe, routine);
 }
 
 static inline void put_signal_nbi(shmem_ctx_t ctx, void *dest,
@@ -65,17 +62,23 @@ static inline void put_signal_nbi(shmem_ctx_t ctx, void *dest,
                                   int sig_op, int pe, const char *routine)
 {
     CHECK_SIG_OP(routine, sig_op);
-    uint64_t *w = dsm_amo_addr(ctx, sig_addr, sizeof(uint64_t), pe, routine);
-    dsm_ctx_t *c = (dsm_ctx_t *)ctx;
+    dsm_ctx_t *c = dsm_amo_check(ctx, sig_addr, sizeof(uint64_t), pe, routine);
+    const dsm_path_t *p = dsm_path_of(pe);
 
-    if (DSM_UNLIKELY(!w ||
+    if (DSM_UNLIKELY(!(p->caps & DSM_PATH_CAP_ENGINES) ||
+                     !(p->caps & DSM_PATH_CAP_CPU_AMO) ||
                      (sig_op == SHMEM_SIGNAL_ADD &&
                       !(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_SIGNAL_ADD)))) {
-        /* An engine that cannot add, or a PE on another node: complete the
-         * data, then signal from here (a valid nbi completion). */
+        /* No engine queue to keep data before signal (the network), an
+         * engine that cannot add, or signals in the provider's atomicity
+         * domain: complete the data, then signal from here (a valid nbi
+         * completion). */
         put_signal(ctx, dest, src, len, sig_addr, signal, sig_op, pe, routine);
         return;
     }
+    dsm_check_host_word(routine, sig_addr, pe);
+    uint64_t *w =
+        (uint64_t *)(void *)dsm_rt_xlate(routine, sig_addr, sizeof(*w), pe);
     if (len)
         dsm_rma_issue(c, NULL, pe, src, dsm_rt_xlate(routine, dest, len, pe),
                       len);
@@ -209,6 +212,8 @@ DSM_WEAK(putmem_signal_nbi)
 uint64_t pshmem_signal_fetch(const uint64_t *sig_addr)
 {
     DSM_CHECK_INIT("shmem_signal_fetch");
+    dsm_check_host_word("shmem_signal_fetch", sig_addr, dsm_rt.me);
+    dsm_rt_progress(); /* a test: progress without a waiter (wait.h) */
     const uint64_t *w = (const uint64_t *)dsm_rt_xlate(
         "shmem_signal_fetch", sig_addr, sizeof(uint64_t), dsm_rt.me);
     return __atomic_load_n(w, __ATOMIC_ACQUIRE);
@@ -234,6 +239,7 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp,
     DSM_CHECK_INIT("shmem_signal_wait_until");
     if (DSM_UNLIKELY(!DSM_CMP_OK(cmp)))
         dsm_rt_bad_cmp("shmem_signal_wait_until", cmp);
+    dsm_check_host_word("shmem_signal_wait_until", sig_addr, dsm_rt.me);
     struct sig_wait s = {sig_addr, cmp, cmp_value, 0};
     if (!sig_reached(&s))
         dsm_rt_wait(sig_reached, &s);
@@ -246,8 +252,8 @@ static inline void signal_op(shmem_ctx_t ctx, uint64_t *sig_addr,
                              const char *routine)
 {
     DSM_CHECK_INIT(routine);
-    uint64_t *w = dsm_amo_addr(ctx, sig_addr, sizeof(uint64_t), pe, routine);
-    signal_update(w, signal, sig_op, pe, sig_addr, routine);
+    dsm_ctx_t *c = dsm_amo_check(ctx, sig_addr, sizeof(uint64_t), pe, routine);
+    signal_update(c, sig_addr, signal, sig_op, pe, routine);
 }
 
 void pshmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr,

@@ -6,7 +6,7 @@
  * its own; ceil(log2 N) rounds, each one store to a peer and one wait.
  */
 #include "wait.h"
-#include "net/net.h"
+#include "path.h"
 
 void dsm_rt_sync_all(void)
 {
@@ -21,9 +21,10 @@ void dsm_rt_sync_all(void)
     for (k = 0, d = 1; d < n; k++, d <<= 1) {
         int peer = (me + d) % n;
         dsm_ctrl_t *pc = dsm_rt.peer_ctrl[peer];
-        if (dsm_net_pe(peer)) { /* our flag's address names theirs */
-            dsm_net_signal("shmem_sync_all", &dsm_rt.ctrl->barrier[k], epoch,
-                           0, peer);
+        if (!(dsm_path_of(peer)->caps & DSM_PATH_CAP_LOADSTORE)) {
+            /* our flag's address names theirs */
+            dsm_path_signal(&dsm_ctx_default, &dsm_rt.ctrl->barrier[k], epoch,
+                            0, peer, "shmem_sync_all");
             dsm_rt_wait_ge(&dsm_rt.ctrl->barrier[k], epoch);
             continue;
         }

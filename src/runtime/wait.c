@@ -6,7 +6,7 @@
  * its own nbi operations still move on an oversubscribed node.
  */
 #include "wait.h"
-#include "net/net.h"
+#include "path.h"
 
 struct wait_arg {
     int (*cond)(void *);
@@ -21,9 +21,15 @@ static int wait_cond(void *p)
         dsm_sdma_progress(dsm_rt.sdma, 1);
     /* A remote PE's operation on our memory may need us to progress
      * (providers with manual progress): every check while waiting. */
-    if (dsm_net_active())
-        dsm_net_progress();
+    dsm_path_progress();
     return w->cond(w->arg);
+}
+
+void dsm_rt_progress(void)
+{
+    if (dsm_rt.sdma)
+        dsm_sdma_progress(dsm_rt.sdma, 1);
+    dsm_path_progress();
 }
 
 void dsm_rt_wait(int (*cond)(void *), void *arg)

@@ -9,6 +9,12 @@
 
 void dsm_rt_bad_cmp(const char *routine, int cmp) DSM_NORETURN;
 
+/* One step of progress for a caller that tests instead of waiting
+ * (shmem_test*, shmem_signal_fetch): the sdma layer's queues and the
+ * paths that need the caller (the network). Nothing may wait for a
+ * waiter. */
+void dsm_rt_progress(void);
+
 #define DSM_CMP_OK(cmp) ((unsigned)(cmp) <= SHMEM_CMP_GE)
 
 #define DSM_COMPARE(a, cmp, b)                                                 \

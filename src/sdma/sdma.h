@@ -129,6 +129,10 @@ typedef struct dsm_sdma_backend_ops dsm_sdma_backend_ops_t;
  * measured on H200: docs/PERFORMANCE.md). SHMEM_SDMA_PROXY=1 still
  * starts one. */
 #define DSM_SDMA_CAP_NO_PROXY (1u << 9)
+/* The engines are threads on the node's CPU cores (cpu backend): they
+ * compete with the PEs for cores and add bandwidth only where cores are
+ * to spare. */
+#define DSM_SDMA_CAP_HOST_CORES (1u << 10)
 
 typedef struct dsm_sdma_config {
     int engines;        /* engines (queues for RMA) per process */

@@ -273,7 +273,7 @@ static uint32_t cpu_caps(const dsm_sdma_t *s)
     return DSM_SDMA_CAP_BCAST_NATIVE | DSM_SDMA_CAP_SWAP_NATIVE |
            DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_INLINE_HELP |
            DSM_SDMA_CAP_SIGNAL_ADD | DSM_SDMA_CAP_ENGINE_PROXY |
-           DSM_SDMA_CAP_CANCEL;
+           DSM_SDMA_CAP_CANCEL | DSM_SDMA_CAP_HOST_CORES;
 }
 
 const dsm_sdma_backend_ops_t dsm_sdma_cpu_ops = {

@@ -1,0 +1,306 @@
+/*
+ * The path table (path.h): the shm and net paths and the table built at
+ * init from what the segments and the network found.
+ */
+#include "path.h"
+#include "wait.h"
+#include "net/net.h"
+
+#include <stdlib.h>
+
+struct dsm_paths dsm_paths;
+
+void dsm_rt_device_word(const char *routine, const void *addr, int pe)
+{
+    dsm_rt_fatal(routine, "address %p (PE %d) is on the device heap (GPU "
+                 "memory): the CPU cannot operate on it; use host memory "
+                 "for AMO, signal and wait words", addr, pe);
+}
+
+/* ------------------------------------------------------------ shm */
+
+static void shm_put(dsm_ctx_t *c, void *sym, const void *src, size_t len,
+                    int pe, int nbi, const char *routine)
+{
+    dsm_shm_put(c, sym, src, len, pe, nbi, routine);
+}
+
+static void shm_get(dsm_ctx_t *c, void *dst, const void *sym, size_t len,
+                    int pe, int nbi, const char *routine)
+{
+    dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
+}
+
+static void shm_amo(dsm_ctx_t *c, dsm_amo_op_t op, void *sym, size_t size,
+                    const void *val, const void *cmp, void *fetched, int pe,
+                    const char *routine)
+{
+    dsm_shm_amo(c, op, sym, size, val, cmp, fetched, pe, routine);
+}
+
+static void shm_signal(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add,
+                       int pe, const char *routine)
+{
+    (void)c;
+    dsm_check_host_word(routine, sym, pe);
+    uint64_t *w = (uint64_t *)(void *)dsm_rt_xlate(routine, sym, sizeof(*w), pe);
+    if (add)
+        __atomic_fetch_add(w, v, __ATOMIC_ACQ_REL);
+    else
+        __atomic_store_n(w, v, __ATOMIC_RELEASE);
+    dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake_app);
+}
+
+static uint64_t shm_load64(const uint64_t *sym, int pe, const char *routine)
+{
+    dsm_check_host_word(routine, sym, pe);
+    const uint64_t *w =
+        (const uint64_t *)(const void *)dsm_rt_xlate(routine, sym, 8, pe);
+    return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
+struct quiet_arg {
+    uint64_t *done;
+    uint64_t target;
+};
+
+static int quiet_reached(void *p)
+{
+    struct quiet_arg *a = p;
+    dsm_sdma_progress(dsm_rt.sdma, 1);
+    return __atomic_load_n(a->done, __ATOMIC_ACQUIRE) >= a->target;
+}
+
+/* Wait for what ctx issued to engine e so far. */
+static void shm_quiet_engine(dsm_ctx_t *ctx, int e)
+{
+    struct quiet_arg a = {
+        &ctx->done[e], __atomic_load_n(&ctx->issued[e], __ATOMIC_ACQUIRE)};
+    if (__atomic_load_n(a.done, __ATOMIC_ACQUIRE) >= a.target)
+        return;
+    dsm_backoff_t b = {0};
+    while (!quiet_reached(&a))
+        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, quiet_reached, &a);
+}
+
+/* Commands to one PE go to its engine's queue: completing that engine's
+ * commands of the context completes every operation to the PE. */
+static void shm_flush(dsm_ctx_t *c, int pe)
+{
+    shm_quiet_engine(c, dsm_rt_engine_of(pe));
+}
+
+static void shm_quiet(dsm_ctx_t *c)
+{
+    for (int e = 0; e < dsm_rt.nengines; e++)
+        shm_quiet_engine(c, e);
+}
+
+/* Puts to one PE travel one engine queue in order; a fence has only to
+ * keep later direct (inline) stores behind queued commands still in
+ * flight, which it does by completing them. */
+static void shm_fence(dsm_ctx_t *c)
+{
+    for (int e = 0; e < dsm_rt.nengines; e++)
+        if (__atomic_load_n(&c->done[e], __ATOMIC_ACQUIRE) !=
+            __atomic_load_n(&c->issued[e], __ATOMIC_ACQUIRE)) {
+            shm_quiet(c);
+            return;
+        }
+}
+
+const dsm_path_ops_t dsm_path_shm = {
+    .name = "shm",
+    .put = shm_put,
+    .get = shm_get,
+    .amo = shm_amo,
+    .signal = shm_signal,
+    .load64 = shm_load64,
+    .flush = shm_flush,
+    .quiet = shm_quiet,
+    .fence = shm_fence,
+};
+
+/* ------------------------------------------------------------ net */
+
+static void net_put(dsm_ctx_t *c, void *sym, const void *src, size_t len,
+                    int pe, int nbi, const char *routine)
+{
+    dsm_net_put(c->net, routine, sym, src, len, pe, nbi);
+}
+
+static void net_get(dsm_ctx_t *c, void *dst, const void *sym, size_t len,
+                    int pe, int nbi, const char *routine)
+{
+    dsm_net_get(c->net, routine, dst, sym, len, pe, nbi);
+}
+
+static void net_amo(dsm_ctx_t *c, dsm_amo_op_t op, void *sym, size_t size,
+                    const void *val, const void *cmp, void *fetched, int pe,
+                    const char *routine)
+{
+    dsm_check_host_word(routine, sym, pe);
+    dsm_net_amo(c->net, routine, op, sym, size, val, cmp, fetched, pe);
+}
+
+static void net_signal(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add,
+                       int pe, const char *routine)
+{
+    dsm_check_host_word(routine, sym, pe);
+    dsm_net_signal(c->net, routine, sym, v, add, pe);
+}
+
+static uint64_t net_load64(const uint64_t *sym, int pe, const char *routine)
+{
+    dsm_check_host_word(routine, sym, pe);
+    return dsm_net_load64(routine, sym, pe);
+}
+
+static void net_flush(dsm_ctx_t *c, int pe)
+{
+    dsm_net_flush(c->net, pe);
+}
+
+static void net_quiet(dsm_ctx_t *c)
+{
+    dsm_net_quiet(c->net);
+}
+
+static void net_fence(dsm_ctx_t *c)
+{
+    dsm_net_fence(c->net);
+}
+
+static dsm_status_t net_ctx_open(dsm_ctx_t *c)
+{
+    c->net = dsm_net_ctx_create();
+    return DSM_OK;
+}
+
+static void net_ctx_close(dsm_ctx_t *c)
+{
+    dsm_net_ctx_destroy(c->net);
+    c->net = NULL;
+}
+
+const dsm_path_ops_t dsm_path_net = {
+    .name = "net",
+    .put = net_put,
+    .get = net_get,
+    .amo = net_amo,
+    .signal = net_signal,
+    .load64 = net_load64,
+    .flush = net_flush,
+    .quiet = net_quiet,
+    .fence = net_fence,
+    .ctx_open = net_ctx_open,
+    .ctx_close = net_ctx_close,
+};
+
+/* ------------------------------------------------------------ table */
+
+static void use(const dsm_path_ops_t *o)
+{
+    for (int i = 0; i < dsm_paths.nused; i++)
+        if (dsm_paths.used[i] == o)
+            return;
+    dsm_paths.used[dsm_paths.nused++] = o;
+}
+
+dsm_status_t dsm_paths_init(void)
+{
+    const int n = dsm_rt.npes;
+    unsigned engine_caps = dsm_sdma_caps(dsm_rt.sdma);
+    int spans_nodes = 0;
+
+    dsm_paths.pe = calloc((size_t)n, sizeof(*dsm_paths.pe));
+    if (!dsm_paths.pe)
+        return DSM_ERR_NOMEM;
+    dsm_paths.nused = 0;
+    for (int pe = 0; pe < n; pe++)
+        spans_nodes |= dsm_net_reaches(pe);
+    dsm_paths.caps_all = ~0u;
+    for (int pe = 0; pe < n; pe++) {
+        dsm_path_t *p = &dsm_paths.pe[pe];
+        if (dsm_net_reaches(pe)) {
+            p->rma = &dsm_path_net;
+            p->caps = dsm_net_ordered() ? DSM_PATH_CAP_ORDERED : 0;
+        } else {
+            p->rma = &dsm_path_shm;
+            /* One engine queue per target keeps its writes in order. */
+            p->caps = DSM_PATH_CAP_LOADSTORE | DSM_PATH_CAP_ENGINES |
+                      DSM_PATH_CAP_ORDERED;
+            if (dsm_rt.segs[DSM_SEG_DEVICE].size &&
+                dsm_rt.segs[DSM_SEG_DEVICE].peer[pe] &&
+                (engine_caps & DSM_SDMA_CAP_DEVICE_MEM))
+                p->caps |= DSM_PATH_CAP_DEVICE;
+        }
+        /* The atomicity domain (path.h). */
+        if (spans_nodes) {
+            p->amo = &dsm_path_net;
+        } else {
+            p->amo = &dsm_path_shm;
+            p->caps |= DSM_PATH_CAP_CPU_AMO;
+        }
+        dsm_paths.caps_all &= p->caps;
+        use(p->rma);
+        use(p->amo);
+    }
+    return dsm_path_ctx_open(&dsm_ctx_default);
+}
+
+void dsm_paths_fini(void)
+{
+    dsm_path_ctx_close(&dsm_ctx_default);
+    free(dsm_paths.pe);
+    dsm_paths.pe = NULL;
+    dsm_paths.nused = 0;
+}
+
+void dsm_path_quiet(dsm_ctx_t *c)
+{
+    for (int i = 0; i < dsm_paths.nused; i++)
+        dsm_paths.used[i]->quiet(c);
+}
+
+void dsm_path_fence(dsm_ctx_t *c)
+{
+    for (int i = 0; i < dsm_paths.nused; i++)
+        dsm_paths.used[i]->fence(c);
+}
+
+void dsm_path_flush(dsm_ctx_t *c, int pe)
+{
+    const dsm_path_t *p = &dsm_paths.pe[pe];
+    p->rma->flush(c, pe);
+    if (p->amo != p->rma)
+        p->amo->flush(c, pe);
+}
+
+void dsm_path_progress(void)
+{
+    if (!dsm_paths_all_shm())
+        dsm_net_progress();
+}
+
+dsm_status_t dsm_path_ctx_open(dsm_ctx_t *c)
+{
+    for (int i = 0; i < dsm_paths.nused; i++)
+        if (dsm_paths.used[i]->ctx_open) {
+            dsm_status_t st = dsm_paths.used[i]->ctx_open(c);
+            if (st != DSM_OK) {
+                while (i-- > 0)
+                    if (dsm_paths.used[i]->ctx_close)
+                        dsm_paths.used[i]->ctx_close(c);
+                return st;
+            }
+        }
+    return DSM_OK;
+}
+
+void dsm_path_ctx_close(dsm_ctx_t *c)
+{
+    for (int i = 0; i < dsm_paths.nused; i++)
+        if (dsm_paths.used[i]->ctx_close)
+            dsm_paths.used[i]->ctx_close(c);
+}
