@@ -13,7 +13,10 @@
  * a small thread that answers requests until fini. The socket's name and a
  * random 128-bit token are published to the PEs of the node through PMIx;
  * a request must carry the token and come from the same user
- * (SO_PEERCRED), because abstract sockets have no file permissions.
+ * (SO_PEERCRED), because abstract sockets have no file permissions. The
+ * client, in turn, sends the token only to a server whose SO_PEERCRED is
+ * our user and the pid its owner published (a name freed by a dead PE may
+ * be bound again by anyone).
  *
  * A PE whose PMIx server is gone (mpirun or slurmstepd killed) would wait
  * for ever in a shared-memory barrier: an event handler for
@@ -786,6 +789,24 @@ static dsm_status_t pmix_get_fd(int rank, const char *key, int *fd)
                       "%d's descriptor server (pid %u, @%.*s): %s",
                       (int)px.me.rank, key, rank, a.pid, (int)a.namelen - 1,
                       a.name + 1, strerror(errno));
+        st = DSM_ERR_PEER;
+        goto out;
+    }
+    /* The token is the key to every descriptor PE 'rank' serves: give it
+     * only to that PE. An abstract name has no owner or permissions, and
+     * once the owner's socket is gone any process may bind it; SO_PEERCRED
+     * names whoever called listen() on the socket we reached. */
+    struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
+    socklen_t cl = sizeof(cred);
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+        cl != sizeof(cred) || cred.uid != geteuid() ||
+        cred.pid != (pid_t)a.pid) {
+        dsm_log_error("pmix bootstrap: PE %d: get_fd('%s'): refusing the "
+                      "descriptor server at @%.*s: it is not PE %d's (pid "
+                      "%ld uid %ld, expected pid %u uid %ld)",
+                      (int)px.me.rank, key, (int)a.namelen - 1, a.name + 1,
+                      rank, (long)cred.pid, (long)cred.uid, a.pid,
+                      (long)geteuid());
         st = DSM_ERR_PEER;
         goto out;
     }

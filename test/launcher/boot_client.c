@@ -21,6 +21,10 @@
  *   lostpeer RANK        RANK exits 0 without fini, the others' barrier fails
  *   hang                 sleep for ever without even starting the bootstrap
  *   noboot STATUS        exit with STATUS without starting the bootstrap
+ *   fakefd               (PMIx, >= 2 ranks) rank 1 publishes as its
+ *                        descriptor server a socket another process listens
+ *                        on; rank 0 must refuse it rather than take the
+ *                        descriptor it offers
  */
 #include <errno.h>
 #include <poll.h>
@@ -29,10 +33,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "boot/pmix_fd.h"
 #include "common/common.h"
+#include "common/fdpass.h"
 
 static const dsm_boot_ops_t *ops;
 static dsm_boot_info_t info;
@@ -144,6 +154,90 @@ static int mode_fd(void)
     return 0;
 }
 
+/* A descriptor server that is not the publishing PE: it answers every
+ * request (whatever the token) with a memfd. Runs in a child process, so
+ * the socket's SO_PEERCRED names the child, not the PE. */
+static DSM_NORETURN void fake_server(int report)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    socklen_t sl = sizeof(sa_family_t);
+    int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    int mfd = memfd_create("not_yours", MFD_CLOEXEC);
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (lfd < 0 || mfd < 0 || bind(lfd, (struct sockaddr *)&sa, sl) < 0 ||
+        listen(lfd, 8) < 0)
+        _exit(1);
+    sl = sizeof(sa);
+    if (getsockname(lfd, (struct sockaddr *)&sa, &sl) < 0)
+        _exit(1);
+    uint32_t n = (uint32_t)(sl - offsetof(struct sockaddr_un, sun_path));
+    if (write(report, &n, sizeof(n)) != sizeof(n) ||
+        write(report, sa.sun_path, n) != (ssize_t)n)
+        _exit(1);
+    close(report);
+    for (;;) {
+        fd_req_t req;
+        fd_rep_t rep = {.magic = FD_MAGIC, .status = DSM_OK};
+        struct iovec iov = {&rep, sizeof(rep)};
+        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0)
+            continue;
+        if (recv(c, &req, sizeof(req), 0) > 0)
+            dsm_fd_send(c, &iov, 1, mfd, MSG_NOSIGNAL);
+        close(c);
+    }
+}
+
+static int mode_fakefd(void)
+{
+    pid_t child = -1;
+    int rc = 0;
+
+    CHECK(info.size >= 2, "fakefd needs 2 ranks");
+    if (info.rank == 1) {
+        int p[2];
+        fdsrv_addr_t a;
+        CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+        child = fork();
+        CHECK(child >= 0, "fork: %s", strerror(errno));
+        if (child == 0) {
+            close(p[0]);
+            fake_server(p[1]);
+        }
+        close(p[1]);
+        /* The address the PMIx bootstrap would publish, with our pid but
+         * the child's socket. */
+        memset(&a, 0, sizeof(a));
+        a.magic = FD_MAGIC;
+        a.pid = (uint32_t)getpid();
+        CHECK(read(p[0], &a.namelen, sizeof(a.namelen)) == sizeof(a.namelen) &&
+                  a.namelen <= sizeof(a.name) &&
+                  read(p[0], a.name, a.namelen) == (ssize_t)a.namelen,
+              "fake server's name");
+        close(p[0]);
+        /* put() prefixes "dsm.": the same key as the real server's. */
+        CHECK(ops->put(FDSRV_KEY + strlen(KEY_PREFIX), &a, sizeof(a)) == DSM_OK,
+              "put fdsrv");
+    }
+    CHECK(ops->fence() == DSM_OK, "fence");
+    if (info.rank == 0) {
+        int fd = -1;
+        dsm_status_t st = ops->get_fd(1, "mem", &fd);
+        printf("fakefd: get_fd from rank 1: %s\n",
+               st == DSM_OK ? "accepted" : "refused");
+        if (fd >= 0)
+            close(fd);
+        rc = st == DSM_OK;
+    }
+    CHECK(ops->barrier() == DSM_OK, "barrier");
+    if (child > 0) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
+    return rc;
+}
+
 static void spam(int lines, int len)
 {
     /* "<rank>:<line>:<letters>:end", letters all one letter that depends
@@ -218,6 +312,8 @@ int main(int argc, char **argv)
             _exit(atoi(args[1]));
         }
         sleep_forever();
+    } else if (strcmp(mode, "fakefd") == 0) {
+        rc = mode_fakefd();
     } else if (strcmp(mode, "done") == 0 && nargs == 1) {
         if (info.rank == atoi(args[0])) {
             fflush(stdout);
