@@ -50,6 +50,14 @@
     X(SHMEM_CUDA_PREFER_CE, BOOL, cuda_prefer_ce, "0",                         \
       "cuda backend: ask the driver to keep batched copies (also within one " \
       "GPU) on the copy engines rather than SM copy kernels")                 \
+    X(SHMEM_CUDA_COALESCE, BOOL, cuda_coalesce, "1",                           \
+      "cuda backend: hold back put_nbi copies while the engine's stream "     \
+      "runs and post them as one batch when it drains")                       \
+    X(SHMEM_CUDA_MERGE, BOOL, cuda_merge, "1",                                 \
+      "cuda backend: merge copies adjacent at both ends into one copy")       \
+    X(SHMEM_CUDA_COUNT_LAUNCHES, BOOL, cuda_count_launches, "0",               \
+      "cuda backend: count the library's kernel and host-function launches " \
+      "and print them per PE at finalize")                                    \
     X(SHMEM_WAIT_MODE, STR, wait_mode, "auto",                                 \
       "how blocked PEs wait: spin (spin, then yield), sleep (spin, yield, "   \
       "then sleep), auto (sleep only when PEs outnumber the cores)")          \
@@ -65,6 +73,17 @@
       "alltoall(s) variant: auto, pcpy, b2b, swap or direct")                 \
     X(SHMEM_PRELAUNCH_DEPTH, INT, prelaunch_depth, "2",                        \
       "persistent collectives: instances posted ahead behind a trigger")      \
+    X(SHMEM_PERSISTENT_DEVSYNC, BOOL, persistent_devsync, "1",                 \
+      "persistent collectives on GPU buffers (pcpy, b2b): one exchange per "  \
+      "instance (SHMEM_PERSISTENT_SYNC); 0 = the host collectives' protocol") \
+    X(SHMEM_PERSISTENT_SYNC, STR, persistent_sync, "host",                     \
+      "that exchange: host (ready by the CPU into host words, arrival by "    \
+      "the engines into host words), hready (device arrival) or dev (both "  \
+      "through device words, waited for on the stream)")                     \
+    X(SHMEM_COLL_PULL_MIN, SIZE, coll_pull_min, "0",                           \
+      "persistent collectives on GPU buffers: blocks of at least this many "  \
+      "bytes are half pushed by their owner, half pulled by the receiver; "  \
+      "0 = off")                                                              \
     X(SHMEM_COLL_DIRECT_MAX, SIZE, coll_direct_max, "auto",                    \
       "auto: bytes per peer up to which host-memory collectives are copied "  \
       "by the caller (direct) rather than by engine chains")                  \

@@ -45,8 +45,16 @@ dsm_heap_t *dsm_rt_device_heap(void)
 void dsm_rt_device_pre_open(void)
 {
 #ifdef DSM_BUILD_CUDA
-    dsm_cuda_set_device_hint(dsm_rt.boot.node_rank, dsm_env.cuda_device,
-                             dsm_env.cuda_batch_min, dsm_env.cuda_prefer_ce);
+    const dsm_cuda_settings_t set = {
+        .local_rank = dsm_rt.boot.node_rank,
+        .device = dsm_env.cuda_device,
+        .batch_min = dsm_env.cuda_batch_min,
+        .prefer_ce = dsm_env.cuda_prefer_ce,
+        .coalesce = dsm_env.cuda_coalesce,
+        .merge = dsm_env.cuda_merge,
+        .count_launches = dsm_env.cuda_count_launches,
+    };
+    dsm_cuda_configure(&set);
 #endif
 }
 

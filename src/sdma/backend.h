@@ -72,7 +72,8 @@ struct dsm_sdma {
     pthread_mutex_t progress_lock DSM_ALIGNED_CL;
     pthread_t proxy;
     int proxy_running;
-    int caller_submit; /* DSM_SDMA_CAP_CALLER_SUBMIT (dsm_sdma_request) */
+    int caller_submit; /* submission at issue (sdma.c submit_left):
+                        * DSM_SDMA_CAP_CALLER_SUBMIT and no proxy thread */
     volatile int stopping;
     dsm_sdma_stats_t proxy_stats;
 };

@@ -44,8 +44,7 @@ static void *proxy_main(void *arg)
             idle = 0;
             continue;
         }
-        /* Idle: look for work without the progress lock, so that a caller
-         * that submits its own request (DSM_SDMA_CAP_CALLER_SUBMIT) or a
+        /* Idle: look for work without the progress lock, so that a
          * waiter that retires its own completion finds the lock free. */
         while (++idle < PROXY_SPIN && !proxy_has_work(s))
             dsm_cpu_relax();

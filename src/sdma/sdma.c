@@ -102,12 +102,15 @@ dsm_status_t dsm_sdma_open(const dsm_sdma_config_t *cfg, dsm_sdma_t **out)
         if (st != DSM_OK)
             goto err_queues;
     }
-    s->caller_submit = !!(s->ops->caps(s) & DSM_SDMA_CAP_CALLER_SUBMIT);
     if (cfg->proxy_thread > 0 ||
         (cfg->proxy_thread < 0 &&
          !(s->ops->caps(s) &
            (DSM_SDMA_CAP_ENGINE_PROXY | DSM_SDMA_CAP_NO_PROXY))))
         dsm_sdma_proxy_start(s);
+    /* With a proxy thread the thread is the agent (caller and thread
+     * taking turns in the driver measured slower, PERFORMANCE.md). */
+    s->caller_submit = (s->ops->caps(s) & DSM_SDMA_CAP_CALLER_SUBMIT) &&
+                       !s->proxy_running;
     *out = s;
     return DSM_OK;
 
@@ -208,31 +211,27 @@ dsm_status_t dsm_sdma_queue_create(dsm_sdma_t *s, int engine,
 
 static int drain_requests(dsm_sdma_t *s, int help);
 
-/* Caller-submit (DSM_SDMA_CAP_CALLER_SUBMIT): the request at ring position
- * pos is moved into its queue by the calling thread itself, with every
- * request ahead of it, as soon as the progress lock is free, so that a
- * blocking put on an idle queue does not wait for the proxy thread to
- * pick it up. The lock is held for a few hundred nanoseconds at a time by
- * the proxy thread's polling, so a short spin gets it; a caller that finds
- * the request already taken (the proxy moved it) stops. A stream of
- * put_nbi pays one append and one doorbell per request; the backend
- * coalesces doorbells that arrive while its engine is busy. The cuda
- * backend offers it only with SHMEM_CUDA_CALLER_SUBMIT=1: measured on
- * H200 it did not speed up the blocking put and slowed bursts of put_nbi
- * (docs/PERFORMANCE.md). */
-#define CALLER_SUBMIT_SPIN 64
-
-static void caller_submit(dsm_sdma_t *s, uint64_t pos)
+/* Submission at issue (DSM_SDMA_CAP_CALLER_SUBMIT without a proxy
+ * thread): a request issued must start without any later call from its
+ * PE, and no thread would otherwise move the ring. The issuing thread
+ * moves it into the queues itself (one append and one doorbell; the
+ * backend may hold doorbells back while its engine is busy and then posts
+ * them by itself). When another thread holds the progress lock, that
+ * thread looks at the ring again after letting the lock go, so a request
+ * is never left behind: each side publishes (the request; the unlock),
+ * fences, then reads the other's word, and with both fences sequentially
+ * consistent at least one of them sees the other. Every holder of the
+ * lock in this mode ends with this function. */
+static int submit_left(dsm_sdma_t *s)
 {
-    for (int i = 0; i < CALLER_SUBMIT_SPIN; i++) {
-        if (__atomic_load_n(&s->req_tail, __ATOMIC_ACQUIRE) > pos)
-            return; /* someone moved it */
-        if (pthread_mutex_trylock(&s->progress_lock) == 0) {
-            drain_requests(s, 0);
-            pthread_mutex_unlock(&s->progress_lock);
-            return;
-        }
-        dsm_cpu_relax();
+    int n = 0;
+    for (;;) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (!dsm_sdma_requests_pending(s) ||
+            pthread_mutex_trylock(&s->progress_lock) != 0)
+            return n;
+        n += drain_requests(s, 0);
+        pthread_mutex_unlock(&s->progress_lock);
     }
 }
 
@@ -266,7 +265,7 @@ void dsm_sdma_request(dsm_sdma_t *s, int engine, const dsm_cmd_t *cmd)
     cell->engine = engine;
     __atomic_store_n(&cell->seq, pos + 1, __ATOMIC_RELEASE);
     if (s->caller_submit)
-        caller_submit(s, pos);
+        submit_left(s);
     /* Even when the request is already on its engine: the proxy thread
      * retires it and posts what the backend held back. */
     dsm_wake_notify(s->wake);
@@ -330,6 +329,8 @@ int dsm_sdma_progress(dsm_sdma_t *s, int help)
             moved += (int)DSM_MIN(dsm_sdma_queue_retire(s->queues[i], help),
                                   (uint64_t)1 << 20);
         pthread_mutex_unlock(&s->progress_lock);
+        if (s->caller_submit)
+            moved += submit_left(s); /* what arrived while we held it */
     } else if (help) {
         /* Someone else is the proxy; still lend the engines a hand. */
         for (i = 0; i < nq; i++)

@@ -52,11 +52,13 @@ static CUresult CUDAAPI count_host_fn(CUstream st, CUhostFn fn, void *arg)
     return cnt.LaunchHostFunc(st, fn, arg);
 }
 
-/* SHMEM_CUDA_COUNT_LAUNCHES=1: interpose the launch entries (cu.h). */
+static int count_wanted; /* dsm_cu_count_launches */
+static dsm_status_t load_status = DSM_ERR_NO_DEVICE;
+
+/* Interpose the launch entries (cu.h), once, after the driver loaded. */
 static void count_setup(void)
 {
-    const char *e = getenv("SHMEM_CUDA_COUNT_LAUNCHES");
-    if (!e || !*e || !strcmp(e, "0"))
+    if (!count_wanted || cnt.enabled)
         return;
     cnt.enabled = 1;
     cnt.LaunchKernel = dsm_cu.LaunchKernel;
@@ -82,8 +84,14 @@ void dsm_cu_launch_counts(dsm_cu_launches_t *out)
     out->host_fn = __atomic_load_n(&cnt.host_fn, __ATOMIC_RELAXED);
 }
 
+void dsm_cu_count_launches(int on)
+{
+    count_wanted = on;
+    if (load_status == DSM_OK)
+        count_setup();
+}
+
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static dsm_status_t load_status = DSM_ERR_NO_DEVICE;
 
 typedef CUresult (*get_proc_t)(const char *, void **, int, cuuint64_t,
                                CUdriverProcAddressQueryResult *);
@@ -124,7 +132,7 @@ static void load(void)
         if (rc != CUDA_SUCCESS || q != CU_GET_PROC_ADDRESS_SUCCESS)            \
             p = NULL;                                                          \
         if (!p && (req)) {                                                     \
-            dsm_debug("cuda: driver %d lacks cu" #name, dsm_cu.version);      \
+            dsm_debug("cuda: driver %d lacks cu" #name, dsm_cu.version);       \
             goto fail;                                                         \
         }                                                                      \
         memcpy(&dsm_cu.name, &p, sizeof(p));                                   \
@@ -143,8 +151,8 @@ static void load(void)
         dsm_debug("cuda: no device");
         goto fail;
     }
-    count_setup();
     load_status = DSM_OK;
+    count_setup();
     return;
 
 fail:
@@ -162,8 +170,8 @@ dsm_status_t dsm_cu_load(void)
 const char *dsm_cu_err(CUresult rc)
 {
     const char *s = NULL;
-    if (dsm_cu.GetErrorString && dsm_cu.GetErrorString(rc, &s) == CUDA_SUCCESS &&
-        s)
+    if (dsm_cu.GetErrorString &&
+        dsm_cu.GetErrorString(rc, &s) == CUDA_SUCCESS && s)
         return s;
     return "unknown CUDA error";
 }

@@ -80,7 +80,8 @@ dsm_status_t dsm_cu_load(void);
 /* Short text for a CUresult. */
 const char *dsm_cu_err(CUresult rc);
 
-/* Launch counting (SHMEM_CUDA_COUNT_LAUNCHES=1, read at load): the
+/* Launch counting (SHMEM_CUDA_COUNT_LAUNCHES=1, passed by the runtime
+ * through dsm_cuda_configure before the driver loads): the
  * dsm_cu entries that start GPU work other than copies and stream memory
  * operations -- cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel
  * and cuLaunchHostFunc -- are replaced by wrappers that count each call
@@ -93,5 +94,7 @@ typedef struct dsm_cu_launches {
     uint64_t kernel, kernel_ex, cooperative, host_fn;
 } dsm_cu_launches_t;
 void dsm_cu_launch_counts(dsm_cu_launches_t *out);
+/* Ask for counting (on = 1); takes effect when the driver is loaded. */
+void dsm_cu_count_launches(int on);
 
 #endif /* DSM_SDMA_CUDA_CU_H */

@@ -1,6 +1,8 @@
 /*
  * cuda backend: NVIDIA copy engines driven from the host through the
- * driver API (loaded at run time, cu.h).
+ * driver API (loaded at run time, cu.h). This file: the backend ops, i.e.
+ * queues and their streams, and the progress agent; the other files are
+ * listed in cuda_int.h.
  *
  * One CUstream per queue. At each doorbell the commands [posted, upto) are
  * cut into runs and put on the stream in queue order:
@@ -22,17 +24,21 @@
  * At most DSM_CUDA_MAX_GATED unpassed WAITs are on a stream at a time: a
  * stream whose command queue fills with gated work blocks the thread that
  * posts to it (seen in GPU-FACTS.md with hundreds of gated segments).
+ *
+ * Progress: no proxy thread. The thread that issues a request moves it
+ * into its queue and rings the doorbell itself (DSM_SDMA_CAP_CALLER_SUBMIT,
+ * sdma.c), so a put_nbi is on its stream when the call returns. What the
+ * backend holds back on purpose (plain copies while the stream runs, the
+ * rest of a queue past the gate bound) is posted by poll() when a thread
+ * of the PE next waits, or else by the progress agent (below).
  */
-#include "sdma/backend.h"
-#include "sdma/cuda/cu.h"
-#include "sdma/cuda/devmem.h"
+#include "sdma/cuda/cuda_int.h"
 #include "sdma/cuda/kernels_ptx.h"
 
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Was 4 (GPU-FACTS.md: hundreds of gated segments filled a stream's
  * command queue; 4 worked). A persistent collective on device words has
@@ -41,70 +47,21 @@
  * critical path; 16 still bounds the stream's queue to a few dozen
  * memory operations. */
 #define DSM_CUDA_MAX_GATED 16
-#define DSM_CUDA_MAX_BATCH 4096
-#define DSM_CUDA_MAX_MEMOPS 255 /* cuStreamBatchMemOp: count < 256 */
 #define DSM_CUDA_STAGE (4u << 20)
-#define DSM_CUDA_MAX_RANGES 256
-#define DSM_CUDA_MAX_MAPS 256
 
-/* What a pointer is, for the copy engines. */
-enum { MEM_PAGEABLE = 0, MEM_HOSTREG, MEM_DEV };
 enum { RUN_NONE = 0, RUN_COPY, RUN_MEMOP, RUN_HOST };
 
-typedef struct cu_range {
-    uintptr_t lo, hi;
-    int kind;
-    intptr_t delta; /* device address - host address (MEM_HOSTREG) */
-} cu_range_t;
+dsm_cuda_state_t dsm_cuda_st = {
+    .set = {.device = -1, .batch_min = 2, .coalesce = 1, .merge = 1},
+    .batch_min = 2,
+};
 
-/* Side streams forked from a stream for part of its copies (side_fork):
- * st[0] takes big local copies, st[1] the second half of big copies to or
- * from a peer (a second copy engine on the link). */
-typedef struct cu_side {
-    CUstream st[2];
-    CUevent fork, join[2];
-} cu_side_t;
-
-typedef struct cu_map {
-    CUdeviceptr va;
-    size_t size;
-    CUmemGenericAllocationHandle h;
-} cu_map_t;
-
-/* Process-wide state: one GPU per process. */
+/* The signal-add kernel, loaded on first use. */
 static struct {
-    int hint_rank;
-    long hint_forced;
-    size_t batch_min;
-    unsigned copy_flags;
-    int active;
-    CUdevice dev;
-    int ordinal;
-    CUcontext ctx;
-    pthread_mutex_t lock; /* ranges, maps, module */
-    cu_range_t ranges[DSM_CUDA_MAX_RANGES];
-    int nranges;
-    cu_map_t maps[DSM_CUDA_MAX_MAPS];
+    pthread_mutex_t lock;
     CUmodule mod;
     CUfunction fn_add;
-    dsm_sdma_t *s;
-    uintptr_t own_lo, own_hi; /* this PE's device heap, as mapped here */
-    int coalesce;             /* SHMEM_CUDA_COALESCE (default 1) */
-    int merge;                /* SHMEM_CUDA_MERGE (default 1, add_copy) */
-    int caller_submit;        /* SHMEM_CUDA_CALLER_SUBMIT (default 0) */
-    size_t split_min;         /* SHMEM_CUDA_SPLIT_MIN (side_fork), 0 off */
-    /* on-stream copies: side streams (see side_fork) */
-    pthread_mutex_t os_lock;
-    cu_side_t os_side;
-} g = {.hint_forced = -1,
-       .coalesce = 1,
-       .merge = 1,
-       .caller_submit = 0, /* measured worse, see dsm_cuda_set_device_hint */
-       .split_min = 0, /* measured no gain, see is_split */
-       .os_lock = PTHREAD_MUTEX_INITIALIZER,
-       .batch_min = 2,
-       .copy_flags = 0,
-       .lock = PTHREAD_MUTEX_INITIALIZER};
+} kern = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 typedef struct cu_queue {
     CUstream stream;
@@ -126,12 +83,16 @@ typedef struct cu_queue {
     uint64_t gates[DSM_CUDA_MAX_GATED]; /* sequence numbers of WAITs */
     int ngates;
     CUdeviceptr stage;
-    int deferred;       /* submitted copies held back while the stream runs */
-    uint64_t defer_ok;  /* commands below this were checked by may_defer */
-    size_t last_bytes;  /* bytes of copies posted by the last advance() */
-    cu_side_t side;     /* copies beside the stream (side_fork) */
-    unsigned join_pending; /* side streams the next completion report must
-                            * wait for (bit i: side.st[i]) */
+    int deferred;         /* submitted copies held back while the stream runs */
+    unsigned defer_gen;   /* doorbells held back so far (the agent's clock) */
+    uint64_t defer_ok;    /* commands below this were checked by may_defer */
+    size_t last_bytes;    /* bytes of copies posted by the last advance() */
+    dsm_cuda_side_t side; /* big local copies beside the stream */
+    int join_pending;     /* the next completion report must wait for the
+                           * side stream */
+    /* the progress agent's view (its thread only) */
+    unsigned agent_gen;
+    uint64_t agent_since;
 } cu_queue_t;
 
 /* A copy within this PE's own device heap of at least this many bytes goes
@@ -144,143 +105,45 @@ typedef struct cu_queue {
 #define DSM_CUDA_DEFER_MAX 1024
 #define DSM_CUDA_DEFER_BYTES ((size_t)4 << 20)
 
-static int is_local(CUdeviceptr d, CUdeviceptr s)
-{
-    return d - g.own_lo < g.own_hi - g.own_lo &&
-           s - g.own_lo < g.own_hi - g.own_lo;
-}
-
-static int is_local_big(CUdeviceptr d, CUdeviceptr s, size_t len)
-{
-    return len >= DSM_CUDA_SIDE_MIN && g.own_hi && is_local(d, s);
-}
-
-/* A copy to or from a peer big enough to split over two copy engines:
- * one engine moves ~395 GB/s over NV18 (GPU-FACTS.md), the link ~480.
- * Off by default: measured 2026-11-30 on H200 (SHMEM_CUDA_SPLIT_MIN=16M)
- * fcollect 256 MiB 752 vs 744 us unsplit, 64 MiB 212 vs 206 us: the two
- * streams did not add bandwidth. */
-static int is_split(CUdeviceptr d, CUdeviceptr s, size_t len)
-{
-    return g.split_min && len >= g.split_min && !(g.own_hi && is_local(d, s));
-}
+static int agent_start(dsm_sdma_t *s);
+static void agent_kick(void);
+static void agent_stop(void);
 
 /* ------------------------------------------------------------ helpers */
 
-static void cu_fatal(const char *what, CUresult rc) DSM_NORETURN;
-static void cu_fatal(const char *what, CUresult rc)
+void dsm_cuda_fatal(const char *what, CUresult rc)
 {
     dsm_log_error("cuda backend: %s failed: %s (error %d)", what,
                   dsm_cu_err(rc), (int)rc);
     _exit(1);
 }
 
-#define CU_CHECK(call)                                                         \
-    do {                                                                       \
-        CUresult rc_ = (call);                                                 \
-        if (DSM_UNLIKELY(rc_ != CUDA_SUCCESS))                                 \
-            cu_fatal(#call, rc_);                                              \
-    } while (0)
-
-/* Make our context current on this thread; returns the one to restore
- * (NULL: keep ours, which is what a thread with none wants). */
-static CUcontext ctx_enter(void)
+CUcontext dsm_cuda_ctx_enter(void)
 {
     CUcontext cur = NULL;
     dsm_cu.CtxGetCurrent(&cur);
-    if (cur != g.ctx)
-        dsm_cu.CtxSetCurrent(g.ctx);
-    return cur == g.ctx ? NULL : cur;
+    if (cur != dsm_cuda_st.ctx)
+        dsm_cu.CtxSetCurrent(dsm_cuda_st.ctx);
+    return cur == dsm_cuda_st.ctx ? NULL : cur;
 }
 
-static void ctx_leave(CUcontext prev)
+void dsm_cuda_ctx_leave(CUcontext prev)
 {
     if (prev)
         dsm_cu.CtxSetCurrent(prev);
 }
 
-static void add_range(uintptr_t lo, size_t len, int kind, intptr_t delta)
-{
-    pthread_mutex_lock(&g.lock);
-    if (g.nranges < DSM_CUDA_MAX_RANGES) {
-        cu_range_t *r = &g.ranges[g.nranges];
-        r->lo = lo;
-        r->hi = lo + len;
-        r->kind = kind;
-        r->delta = delta;
-        __atomic_store_n(&g.nranges, g.nranges + 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&g.lock);
-}
-
-void dsm_cuda_unregister_host_all(void)
-{
-    CUcontext prev = ctx_enter();
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < g.nranges; i++)
-        if (g.ranges[i].kind == MEM_HOSTREG && g.ranges[i].hi > g.ranges[i].lo) {
-            dsm_cu.MemHostUnregister((void *)g.ranges[i].lo);
-            g.ranges[i].hi = g.ranges[i].lo;
-        }
-    pthread_mutex_unlock(&g.lock);
-    ctx_leave(prev);
-}
-
-static void drop_range(uintptr_t lo)
-{
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < g.nranges; i++)
-        if (g.ranges[i].lo == lo)
-            g.ranges[i].hi = lo; /* empty: never matches */
-    pthread_mutex_unlock(&g.lock);
-}
-
-/* Kind of p; *delta: add to p for the GPU's view (stream memops). */
-static int classify(const void *p, intptr_t *delta)
-{
-    uintptr_t a = (uintptr_t)p;
-    int n = __atomic_load_n(&g.nranges, __ATOMIC_ACQUIRE);
-    CUmemorytype t = 0;
-
-    *delta = 0;
-    for (int i = 0; i < n; i++)
-        if (a - g.ranges[i].lo < g.ranges[i].hi - g.ranges[i].lo) {
-            *delta = g.ranges[i].delta;
-            return g.ranges[i].kind;
-        }
-    /* Not one of ours: a private cudaMalloc'ed / cudaHostAlloc'ed buffer,
-     * or plain pageable memory (the driver says "invalid value"). */
-    CUcontext prev = ctx_enter();
-    int kind = MEM_DEV;
-    if (dsm_cu.PointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                   (CUdeviceptr)a) != CUDA_SUCCESS) {
-        kind = MEM_PAGEABLE;
-    } else if (t == CU_MEMORYTYPE_HOST) {
-        CUdeviceptr d;
-        if (dsm_cu.MemHostGetDevicePointer(&d, (void *)a, 0) == CUDA_SUCCESS)
-            *delta = (intptr_t)(d - (CUdeviceptr)a);
-        kind = MEM_HOSTREG;
-    }
-    ctx_leave(prev);
-    return kind;
-}
-
-static int kind_of(const void *p)
-{
-    intptr_t d;
-    return classify(p, &d);
-}
-
 static dsm_status_t load_kernels(void)
 {
     CUresult rc = CUDA_SUCCESS;
-    pthread_mutex_lock(&g.lock);
-    if (!g.fn_add) {
-        rc = dsm_cu.ModuleLoadData(&g.mod, dsm_cuda_kernels_ptx);
+    pthread_mutex_lock(&kern.lock);
+    if (!kern.fn_add) {
+        rc = dsm_cu.ModuleLoadData(&kern.mod, dsm_cuda_kernels_ptx);
         if (rc == CUDA_SUCCESS)
-            rc = dsm_cu.ModuleGetFunction(&g.fn_add, g.mod, "dsm_signal_add");
+            rc = dsm_cu.ModuleGetFunction(&kern.fn_add, kern.mod,
+                                          "dsm_signal_add");
     }
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&kern.lock);
     if (rc != CUDA_SUCCESS) {
         dsm_log_error("cuda backend: loading the signal-add kernel failed: %s",
                       dsm_cu_err(rc));
@@ -289,13 +152,14 @@ static dsm_status_t load_kernels(void)
     return DSM_OK;
 }
 
-static CUresult launch_add(CUstream st, CUdeviceptr word, uint64_t value)
+CUresult dsm_cuda_launch_add(CUstream st, CUdeviceptr word, uint64_t value)
 {
     unsigned long long w = word, v = value;
     void *args[] = {&w, &v};
     if (load_kernels() != DSM_OK)
         return CUDA_ERROR_NOT_SUPPORTED;
-    return dsm_cu.LaunchKernel(g.fn_add, 1, 1, 1, 1, 1, 1, 0, st, args, NULL);
+    return dsm_cu.LaunchKernel(kern.fn_add, 1, 1, 1, 1, 1, 1, 0, st, args,
+                               NULL);
 }
 
 /* ------------------------------------------------------------ runs */
@@ -328,88 +192,56 @@ static void CUDA_CB host_fn(void *arg)
     free(r);
 }
 
-/* Move part of the n copies (d, s, l) off stream st onto side streams
- * forked from it by an event: big local copies (an AllGather's own block)
- * whole onto sd->st[0], so they overlap the peer copies, and the second
- * half of each big peer copy onto sd->st[1], so that two copy engines
- * share the link. Local copies leave the arrays (*n shrinks); split ones
- * keep their first half. alone = 0: a run of nothing but local copies
- * stays where it is. Returns the side streams used (bit i = sd->st[i]):
- * st must wait for sd->join[i] before anything reports their completion. */
-static unsigned side_fork(CUstream st, cu_side_t *sd, CUdeviceptr *d,
-                          CUdeviceptr *s, size_t *l, size_t *n, int alone)
-{
-    size_t i, k = 0, big = 0, split = 0;
-    unsigned used = 0;
-    int forked = 0;
+/* ------------------------------------------------------------ side stream */
 
-    if (!*n)
+static int is_local_big(CUdeviceptr d, CUdeviceptr s, size_t len)
+{
+    const uintptr_t lo = dsm_cuda_st.own_lo, hi = dsm_cuda_st.own_hi;
+    return len >= DSM_CUDA_SIDE_MIN && hi && d - lo < hi - lo &&
+           s - lo < hi - lo;
+}
+
+int dsm_cuda_side_fork(CUstream st, dsm_cuda_side_t *sd, CUdeviceptr *d,
+                       CUdeviceptr *s, size_t *l, size_t *n, int alone)
+{
+    size_t i, k = 0, big = 0;
+
+    for (i = 0; i < *n; i++)
+        big += is_local_big(d[i], s[i], l[i]);
+    if (!big || (big == *n && !alone))
         return 0;
-    for (i = 0; i < *n; i++) {
-        if (is_local_big(d[i], s[i], l[i]))
-            big++;
-        else if (is_split(d[i], s[i], l[i]))
-            split++;
-    }
-    if (big == *n && !alone)
-        big = 0;
-    if (!big && !split)
-        return 0;
-    if (!sd->fork)
+    if (!sd->st) {
+        CU_CHECK(dsm_cu.StreamCreate(&sd->st, CU_STREAM_NON_BLOCKING));
         CU_CHECK(dsm_cu.EventCreate(&sd->fork, CU_EVENT_DISABLE_TIMING));
+        CU_CHECK(dsm_cu.EventCreate(&sd->join, CU_EVENT_DISABLE_TIMING));
+    }
+    CU_CHECK(dsm_cu.EventRecord(sd->fork, st));
+    CU_CHECK(dsm_cu.StreamWaitEvent(sd->st, sd->fork, 0));
     for (i = 0; i < *n; i++) {
-        int side = big && is_local_big(d[i], s[i], l[i])  ? 0
-                   : is_split(d[i], s[i], l[i]) ? 1
-                                                          : -1;
-        if (side < 0) {
-            d[k] = d[i];
-            s[k] = s[i];
-            l[k++] = l[i];
+        if (is_local_big(d[i], s[i], l[i])) {
+            CU_CHECK(dsm_cu.MemcpyAsync(d[i], s[i], l[i], sd->st));
             continue;
         }
-        if (!sd->st[side]) {
-            CU_CHECK(dsm_cu.StreamCreate(&sd->st[side],
-                                         CU_STREAM_NON_BLOCKING));
-            CU_CHECK(dsm_cu.EventCreate(&sd->join[side],
-                                        CU_EVENT_DISABLE_TIMING));
-        }
-        if (!forked) {
-            CU_CHECK(dsm_cu.EventRecord(sd->fork, st));
-            forked = 1;
-        }
-        if (!(used & (1u << side)))
-            CU_CHECK(dsm_cu.StreamWaitEvent(sd->st[side], sd->fork, 0));
-        used |= 1u << side;
-        if (side == 0) {
-            CU_CHECK(dsm_cu.MemcpyAsync(d[i], s[i], l[i], sd->st[0]));
-            continue;
-        }
-        /* Split at a 64 KiB boundary: the first half stays in the run. */
-        size_t h = (l[i] / 2) & ~(size_t)0xffff;
-        CU_CHECK(dsm_cu.MemcpyAsync(d[i] + h, s[i] + h, l[i] - h,
-                                    sd->st[1]));
         d[k] = d[i];
         s[k] = s[i];
-        l[k++] = h;
+        l[k++] = l[i];
     }
     *n = k;
-    for (int j = 0; j < 2; j++)
-        if (used & (1u << j))
-            CU_CHECK(dsm_cu.EventRecord(sd->join[j], sd->st[j]));
-    return used;
+    CU_CHECK(dsm_cu.EventRecord(sd->join, sd->st));
+    return 1;
 }
 
-static void side_destroy(cu_side_t *sd)
+void dsm_cuda_side_destroy(dsm_cuda_side_t *sd)
 {
-    for (int j = 0; j < 2; j++)
-        if (sd->st[j]) {
-            dsm_cu.StreamDestroy(sd->st[j]);
-            dsm_cu.EventDestroy(sd->join[j]);
-        }
-    if (sd->fork)
+    if (sd->st) {
+        dsm_cu.StreamDestroy(sd->st);
         dsm_cu.EventDestroy(sd->fork);
+        dsm_cu.EventDestroy(sd->join);
+    }
     memset(sd, 0, sizeof(*sd));
 }
+
+/* ------------------------------------------------------------ posting */
 
 static void issue_copies(cu_queue_t *cq)
 {
@@ -419,10 +251,10 @@ static void issue_copies(cu_queue_t *cq)
      * it from the peer copies): fork it anyway and join only before the
      * next completion report (join_side), so the copies that follow in
      * the queue overlap it. */
-    unsigned used = side_fork(cq->stream, &cq->side, cq->dsts, cq->srcs,
-                              cq->sizes, &cq->nb, 1);
-    cq->join_pending |= used & 1u;
-    if (cq->nb < g.batch_min || !dsm_cu.MemcpyBatchAsync) {
+    if (dsm_cuda_side_fork(cq->stream, &cq->side, cq->dsts, cq->srcs, cq->sizes,
+                           &cq->nb, 1))
+        cq->join_pending = 1;
+    if (cq->nb < dsm_cuda_st.batch_min || !dsm_cu.MemcpyBatchAsync) {
         for (size_t i = 0; i < cq->nb; i++)
             CU_CHECK(dsm_cu.MemcpyAsync(cq->dsts[i], cq->srcs[i], cq->sizes[i],
                                         cq->stream));
@@ -436,26 +268,20 @@ static void issue_copies(cu_queue_t *cq)
         /* SHMEM_CUDA_PREFER_CE=1 asks for copy engines also within one
          * GPU; measured 2026-11-30 on H200 it doubled the cost of small
          * batches between GPUs (64 x 1 KiB: 43 -> 81 us), so off. */
-        attr.flags = g.copy_flags;
-        CUresult rc = dsm_cu.MemcpyBatchAsync(cq->dsts, cq->srcs, cq->sizes,
-                                              cq->nb, &attr, &idx, 1,
-                                              cq->stream);
+        attr.flags = dsm_cuda_st.copy_flags;
+        CUresult rc = dsm_cu.MemcpyBatchAsync(
+            cq->dsts, cq->srcs, cq->sizes, cq->nb, &attr, &idx, 1, cq->stream);
         if (rc != CUDA_SUCCESS) {
             /* Refused (graph capture, an odd pointer): the same copies one
              * by one, and this driver's batch path is not tried again. */
             dsm_debug("cuda: cuMemcpyBatchAsync(%zu) failed (%s); copying "
-                      "one by one from now on", cq->nb, dsm_cu_err(rc));
+                      "one by one from now on",
+                      cq->nb, dsm_cu_err(rc));
             dsm_cu.MemcpyBatchAsync = NULL;
             for (size_t i = 0; i < cq->nb; i++)
                 CU_CHECK(dsm_cu.MemcpyAsync(cq->dsts[i], cq->srcs[i],
                                             cq->sizes[i], cq->stream));
         }
-    }
-    if (used & 2u) {
-        /* Halves of peer copies: whatever follows in the queue (an
-         * arrival signal) may rely on them, so the stream waits for them
-         * right behind its own halves. */
-        CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->side.join[1], 0));
     }
     cq->nb = 0;
     cq->gpu_dirty = 1;
@@ -465,9 +291,8 @@ static void issue_copies(cu_queue_t *cq)
  * anything reports completion of the queue. */
 static void join_side(cu_queue_t *cq)
 {
-    for (int j = 0; j < 2; j++)
-        if (cq->join_pending & (1u << j))
-            CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->side.join[j], 0));
+    if (cq->join_pending)
+        CU_CHECK(dsm_cu.StreamWaitEvent(cq->stream, cq->side.join, 0));
     cq->join_pending = 0;
 }
 
@@ -479,10 +304,9 @@ static void issue_memops(cu_queue_t *cq)
                                            cq->ops[0].writeValue.address,
                                            cq->ops[0].writeValue.value64, 0));
     else if (cq->nops == 1)
-        CU_CHECK(dsm_cu.StreamWaitValue64(cq->stream,
-                                          cq->ops[0].waitValue.address,
-                                          cq->ops[0].waitValue.value64,
-                                          CU_STREAM_WAIT_VALUE_GEQ));
+        CU_CHECK(dsm_cu.StreamWaitValue64(
+            cq->stream, cq->ops[0].waitValue.address,
+            cq->ops[0].waitValue.value64, CU_STREAM_WAIT_VALUE_GEQ));
     else if (cq->nops)
         CU_CHECK(dsm_cu.StreamBatchMemOp(cq->stream, cq->nops, cq->ops, 0));
     cq->nops = 0;
@@ -494,8 +318,7 @@ static void issue_memops(cu_queue_t *cq)
 static void issue_host(dsm_sdma_queue_t *q, cu_queue_t *cq, uint64_t from,
                        uint64_t to)
 {
-    if (!cq->gpu_dirty &&
-        __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) == from) {
+    if (!cq->gpu_dirty && __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) == from) {
         uint64_t i;
         for (i = from; i < to; i++) {
             const dsm_cmd_t *c = &q->ring[i & (q->depth - 1)];
@@ -555,7 +378,7 @@ static void add_copy(dsm_sdma_queue_t *q, cu_queue_t *cq, void *dst,
     if (!len)
         return;
     begin_run(q, cq, RUN_COPY, seq);
-    if (g.merge && cq->nb) {
+    if (dsm_cuda_st.set.merge && cq->nb) {
         /* Adjacent at both ends to the previous copy of the run (a
          * stream of put_nbi walking a buffer): one longer copy. Each copy
          * in a batch costs the driver ~0.6 us (64 x 1 KiB: 42 us as 64
@@ -644,36 +467,11 @@ static int gates_pending(cu_queue_t *cq)
     return k;
 }
 
-/* A WAIT on a word in pageable memory (a persistent request's trigger,
- * malloc'ed) would run as a host function that spins until the word
- * opens, costing a host-function round trip (tens of us) per instance.
- * Pin and map the word's page instead, so the stream waits on it itself.
- * The page stays registered to the end of the process (a malloc arena
- * page: the allocator does not unmap it). 1 when the word is now mapped. */
-static int pin_word_page(const void *w)
-{
-    long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t base = (uintptr_t)w & ~(uintptr_t)(pg - 1);
-    CUdeviceptr d = 0;
-    CUresult rc = dsm_cu.MemHostRegister(
-        (void *)base, (size_t)pg,
-        CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
-    if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
-        rc = dsm_cu.MemHostGetDevicePointer(&d, (void *)base, 0);
-    if (rc != CUDA_SUCCESS) {
-        dsm_debug("cuda: cannot map the page of a waited-for word %p (%s); "
-                  "a host function waits for it", w, dsm_cu_err(rc));
-        return 0;
-    }
-    add_range(base, (size_t)pg, MEM_HOSTREG, (intptr_t)(d - (CUdeviceptr)base));
-    return 1;
-}
-
 /* Put commands [cq->posted, upto) on the stream. Caller holds q->lock. */
 static void advance(dsm_sdma_queue_t *q, uint64_t upto)
 {
     cu_queue_t *cq = q->priv;
-    CUcontext prev = ctx_enter();
+    CUcontext prev = dsm_cuda_ctx_enter();
     uint64_t i = cq->posted;
 
     cq->blocked = 0;
@@ -686,45 +484,46 @@ static void advance(dsm_sdma_queue_t *q, uint64_t upto)
         switch ((dsm_cmd_op_t)c->op) {
         case DSM_CMD_COPY:
         case DSM_CMD_BCAST:
-            ks = kind_of(c->u.copy.src);
-            kd = kind_of(c->u.copy.dst);
-            k2 = c->op == DSM_CMD_BCAST ? kind_of(c->u.copy.dst2) : MEM_HOSTREG;
-            if (ks != MEM_DEV && kd != MEM_DEV &&
-                (c->op == DSM_CMD_COPY || k2 != MEM_DEV)) {
+            ks = dsm_cuda_kind_of(c->u.copy.src);
+            kd = dsm_cuda_kind_of(c->u.copy.dst);
+            k2 = c->op == DSM_CMD_BCAST ? dsm_cuda_kind_of(c->u.copy.dst2)
+                                        : DSM_CUDA_HOSTREG;
+            if (ks != DSM_CUDA_DEV && kd != DSM_CUDA_DEV &&
+                (c->op == DSM_CMD_COPY || k2 != DSM_CUDA_DEV)) {
                 begin_run(q, cq, RUN_HOST, i);
-            } else if (ks == MEM_PAGEABLE || kd == MEM_PAGEABLE ||
-                       k2 == MEM_PAGEABLE) {
-                single_copy(q, cq, c->u.copy.dst, c->u.copy.src,
-                            c->u.copy.len, i);
+            } else if (ks == DSM_CUDA_PAGEABLE || kd == DSM_CUDA_PAGEABLE ||
+                       k2 == DSM_CUDA_PAGEABLE) {
+                single_copy(q, cq, c->u.copy.dst, c->u.copy.src, c->u.copy.len,
+                            i);
                 if (c->op == DSM_CMD_BCAST)
                     single_copy(q, cq, c->u.copy.dst2, c->u.copy.src,
                                 c->u.copy.len, i);
             } else {
-                add_copy(q, cq, c->u.copy.dst, c->u.copy.src, c->u.copy.len,
-                         i);
+                add_copy(q, cq, c->u.copy.dst, c->u.copy.src, c->u.copy.len, i);
                 if (c->op == DSM_CMD_BCAST)
                     add_copy(q, cq, c->u.copy.dst2, c->u.copy.src,
                              c->u.copy.len, i);
             }
             break;
         case DSM_CMD_SWAP:
-            ks = kind_of(c->u.copy.src);
-            kd = kind_of(c->u.copy.dst);
-            if (ks != MEM_DEV && kd != MEM_DEV)
+            ks = dsm_cuda_kind_of(c->u.copy.src);
+            kd = dsm_cuda_kind_of(c->u.copy.dst);
+            if (ks != DSM_CUDA_DEV && kd != DSM_CUDA_DEV)
                 begin_run(q, cq, RUN_HOST, i);
             else
                 swap_staged(q, cq, (char *)(uintptr_t)c->u.copy.src,
                             c->u.copy.dst, c->u.copy.len, i);
             break;
         case DSM_CMD_WAIT:
-            ks = classify(c->u.sig.word, &delta);
-            if (ks == MEM_PAGEABLE && pin_word_page(c->u.sig.word))
-                ks = classify(c->u.sig.word, &delta);
-            if (ks == MEM_PAGEABLE) {
+            ks = dsm_cuda_classify(c->u.sig.word, &delta);
+            if (ks == DSM_CUDA_PAGEABLE &&
+                dsm_cuda_pin_word_page(c->u.sig.word))
+                ks = dsm_cuda_classify(c->u.sig.word, &delta);
+            if (ks == DSM_CUDA_PAGEABLE) {
                 begin_run(q, cq, RUN_HOST, i);
                 break;
             }
-            if (ks == MEM_HOSTREG && cq->run != RUN_HOST &&
+            if (ks == DSM_CUDA_HOSTREG && cq->run != RUN_HOST &&
                 __atomic_load_n(c->u.sig.word, __ATOMIC_ACQUIRE) >=
                     c->u.sig.value) {
                 /* Already open: nothing to wait for on the stream, and
@@ -752,29 +551,29 @@ static void advance(dsm_sdma_queue_t *q, uint64_t upto)
             cq->gates[cq->ngates++] = i;
             break;
         case DSM_CMD_SIGNAL:
-            ks = classify(c->u.sig.word, &delta);
+            ks = dsm_cuda_classify(c->u.sig.word, &delta);
             /* A host word is stored by the CPU when nothing on the stream
              * is ahead of it (far cheaper than a stream round trip). */
-            if (ks == MEM_PAGEABLE ||
-                (ks == MEM_HOSTREG &&
+            if (ks == DSM_CUDA_PAGEABLE ||
+                (ks == DSM_CUDA_HOSTREG &&
                  (cq->run == RUN_HOST ||
                   (cq->run == RUN_NONE && !cq->gpu_dirty &&
                    __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) == i))))
                 begin_run(q, cq, RUN_HOST, i);
             else
-                add_memop(q, cq, 0,
-                          (CUdeviceptr)((intptr_t)(uintptr_t)c->u.sig.word +
-                                        delta),
-                          c->u.sig.value, i);
+                add_memop(
+                    q, cq, 0,
+                    (CUdeviceptr)((intptr_t)(uintptr_t)c->u.sig.word + delta),
+                    c->u.sig.value, i);
             break;
         case DSM_CMD_SIGNAL_ADD:
-            if (kind_of(c->u.sig.word) != MEM_DEV) {
+            if (dsm_cuda_kind_of(c->u.sig.word) != DSM_CUDA_DEV) {
                 begin_run(q, cq, RUN_HOST, i);
             } else {
                 flush_run(q, cq, i);
-                CU_CHECK(launch_add(cq->stream,
-                                    (CUdeviceptr)(uintptr_t)c->u.sig.word,
-                                    c->u.sig.value));
+                CU_CHECK(dsm_cuda_launch_add(
+                    cq->stream, (CUdeviceptr)(uintptr_t)c->u.sig.word,
+                    c->u.sig.value));
                 cq->gpu_dirty = 1;
             }
             break;
@@ -802,8 +601,12 @@ out:
          * write the word, so say so from here once the stream is idle. */
         CU_CHECK(dsm_cu.StreamWriteValue64(cq->stream, cq->done_dev, i, 0));
     }
-    cq->posted = i;
-    ctx_leave(prev);
+    __atomic_store_n(&cq->posted, i, __ATOMIC_RELEASE);
+    dsm_cuda_ctx_leave(prev);
+    /* Stopped at the gate bound: poll() resumes it when a thread of this
+     * PE next waits, the agent if none does. */
+    if (cq->blocked && agent_start(q->sdma))
+        agent_kick();
 }
 
 /* ------------------------------------------------------------ ops */
@@ -832,18 +635,20 @@ static dsm_status_t cuda_open(dsm_sdma_t *s)
     CUresult rc;
 
     dsm_cu.DeviceGetCount(&n);
-    g.ordinal = g.hint_forced >= 0 ? (int)g.hint_forced : g.hint_rank % n;
-    if (g.ordinal >= n) {
+    dsm_cuda_st.ordinal = dsm_cuda_st.set.device >= 0
+                              ? (int)dsm_cuda_st.set.device
+                              : dsm_cuda_st.set.local_rank % n;
+    if (dsm_cuda_st.ordinal >= n) {
         dsm_log_error("SHMEM_CUDA_DEVICE=%ld: this node has %d GPU%s",
-                      g.hint_forced, n, n == 1 ? "" : "s");
+                      dsm_cuda_st.set.device, n, n == 1 ? "" : "s");
         return DSM_ERR_INVAL;
     }
-    rc = dsm_cu.DeviceGet(&g.dev, g.ordinal);
+    rc = dsm_cu.DeviceGet(&dsm_cuda_st.dev, dsm_cuda_st.ordinal);
     if (rc == CUDA_SUCCESS)
-        rc = dsm_cu.DevicePrimaryCtxRetain(&g.ctx, g.dev);
+        rc = dsm_cu.DevicePrimaryCtxRetain(&dsm_cuda_st.ctx, dsm_cuda_st.dev);
     if (rc != CUDA_SUCCESS) {
-        dsm_log_error("cuda backend: cannot use GPU %d: %s", g.ordinal,
-                      dsm_cu_err(rc));
+        dsm_log_error("cuda backend: cannot use GPU %d: %s",
+                      dsm_cuda_st.ordinal, dsm_cu_err(rc));
         return DSM_ERR_NO_DEVICE;
     }
     /* Leave it current on the initialising thread: the application's
@@ -852,32 +657,34 @@ static dsm_status_t cuda_open(dsm_sdma_t *s)
         CUcontext cur = NULL;
         dsm_cu.CtxGetCurrent(&cur);
         if (!cur)
-            dsm_cu.CtxSetCurrent(g.ctx);
+            dsm_cu.CtxSetCurrent(dsm_cuda_st.ctx);
     }
-    g.s = s;
-    s->priv = &g;
-    __atomic_store_n(&g.active, 1, __ATOMIC_RELEASE);
+    dsm_cuda_st.s = s;
+    s->priv = &dsm_cuda_st;
+    __atomic_store_n(&dsm_cuda_st.active, 1, __ATOMIC_RELEASE);
     dsm_debug("cuda: GPU %d of %d, driver %d, batch copies %s (from %zu "
-              "copies, prefer copy engines %s)", g.ordinal, n, dsm_cu.version,
-              dsm_cu.MemcpyBatchAsync ? "yes" : "no", g.batch_min,
-              g.copy_flags ? "yes" : "no");
+              "copies, prefer copy engines %s)",
+              dsm_cuda_st.ordinal, n, dsm_cu.version,
+              dsm_cu.MemcpyBatchAsync ? "yes" : "no", dsm_cuda_st.batch_min,
+              dsm_cuda_st.copy_flags ? "yes" : "no");
     return DSM_OK;
 }
 
 static void cuda_close(dsm_sdma_t *s)
 {
-    pthread_mutex_lock(&g.lock);
-    if (g.mod) {
-        CUcontext prev = ctx_enter();
-        dsm_cu.ModuleUnload(g.mod);
-        ctx_leave(prev);
-        g.mod = NULL;
-        g.fn_add = NULL;
+    agent_stop();
+    pthread_mutex_lock(&kern.lock);
+    if (kern.mod) {
+        CUcontext prev = dsm_cuda_ctx_enter();
+        dsm_cu.ModuleUnload(kern.mod);
+        dsm_cuda_ctx_leave(prev);
+        kern.mod = NULL;
+        kern.fn_add = NULL;
     }
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&kern.lock);
     /* The primary context stays retained while the device heap is mapped;
      * it goes with the process. */
-    g.s = NULL;
+    dsm_cuda_st.s = NULL;
     s->priv = NULL;
 }
 
@@ -896,15 +703,14 @@ static dsm_status_t cuda_queue_init(dsm_sdma_queue_t *q)
     cq->sizes = calloc(cq->cap, sizeof(*cq->sizes));
     if (!cq->dsts || !cq->srcs || !cq->sizes)
         goto err_nomem;
-    prev = ctx_enter();
+    prev = dsm_cuda_ctx_enter();
     rc = dsm_cu.StreamCreate(&cq->stream, CU_STREAM_NON_BLOCKING);
     if (rc == CUDA_SUCCESS)
-        rc = dsm_cu.MemHostAlloc(&h, 64,
-                                 CU_MEMHOSTALLOC_DEVICEMAP |
-                                     CU_MEMHOSTALLOC_PORTABLE);
+        rc = dsm_cu.MemHostAlloc(
+            &h, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
     if (rc == CUDA_SUCCESS)
         rc = dsm_cu.MemHostGetDevicePointer(&cq->done_dev, h, 0);
-    ctx_leave(prev);
+    dsm_cuda_ctx_leave(prev);
     if (rc != CUDA_SUCCESS) {
         dsm_log_error("cuda backend: cannot create a queue: %s",
                       dsm_cu_err(rc));
@@ -930,20 +736,20 @@ err_nomem:
 static void cuda_queue_fini(dsm_sdma_queue_t *q)
 {
     cu_queue_t *cq = q->priv;
-    CUcontext prev = ctx_enter();
+    CUcontext prev = dsm_cuda_ctx_enter();
 
     /* A chain queue may hold gated chains that never fired: then the
      * stream still owns the completion word and the staging buffer, and
      * both stay (the process is ending). */
     int idle = __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) == cq->posted;
     dsm_cu.StreamDestroy(cq->stream);
-    side_destroy(&cq->side);
+    dsm_cuda_side_destroy(&cq->side);
     if (idle) {
         if (cq->stage)
             dsm_cu.MemFree(cq->stage);
         dsm_cu.MemFreeHost((void *)cq->done);
     }
-    ctx_leave(prev);
+    dsm_cuda_ctx_leave(prev);
     free(cq->dsts);
     free(cq->srcs);
     free(cq->sizes);
@@ -953,16 +759,16 @@ static void cuda_queue_fini(dsm_sdma_queue_t *q)
 
 /* Coalescing (SHMEM_CUDA_COALESCE, default on): while the stream still
  * runs earlier work, a doorbell that brings only plain copies (no signal,
- * no wait, nobody waiting on them by name) is held back; poll() posts
- * everything held as one batch once the stream has drained. A stream of
- * put_nbi requests then costs one cuMemcpyBatchAsync per stream round
- * trip instead of one per doorbell. Blocking operations and anything a
- * chain waits for are posted at once. */
+ * no wait, nobody waiting on them by name) is held back; poll() or the
+ * progress agent posts everything held as one batch once the stream has
+ * drained. A stream of put_nbi requests then costs one cuMemcpyBatchAsync
+ * per stream round trip instead of one per doorbell. Blocking operations
+ * and anything a chain waits for are posted at once. */
 static int may_defer(dsm_sdma_queue_t *q, cu_queue_t *cq, uint64_t upto)
 {
-    /* Only behind short work: poll() must see the stream drain soon (the
-     * proxy thread polls for a while before it sleeps). */
-    if (!g.coalesce || cq->blocked || upto - cq->posted > DSM_CUDA_DEFER_MAX ||
+    /* Only behind short work: the stream must drain soon. */
+    if (!dsm_cuda_st.set.coalesce || cq->blocked ||
+        upto - cq->posted > DSM_CUDA_DEFER_MAX ||
         cq->last_bytes > DSM_CUDA_DEFER_BYTES ||
         __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) >= cq->posted)
         return 0;
@@ -982,8 +788,11 @@ static int may_defer(dsm_sdma_queue_t *q, cu_queue_t *cq, uint64_t upto)
 static void cuda_submit(dsm_sdma_queue_t *q, uint64_t upto)
 {
     cu_queue_t *cq = q->priv;
-    if (may_defer(q, cq, upto)) {
+    /* Held back only where the agent can post it if nobody polls. */
+    if (may_defer(q, cq, upto) && agent_start(q->sdma)) {
+        cq->defer_gen++;
         __atomic_store_n(&cq->deferred, 1, __ATOMIC_RELEASE);
+        agent_kick();
         return;
     }
     __atomic_store_n(&cq->deferred, 0, __ATOMIC_RELAXED);
@@ -991,12 +800,41 @@ static void cuda_submit(dsm_sdma_queue_t *q, uint64_t upto)
 }
 
 /* Post what cuda_submit held back. Caller holds q->lock. */
-static void undefer_locked(dsm_sdma_queue_t *q, cu_queue_t *cq)
+void dsm_cuda_undefer_locked(dsm_sdma_queue_t *q)
 {
+    cu_queue_t *cq = q->priv;
     if (cq->deferred) {
         cq->deferred = 0;
         advance(q, __atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE));
     }
+}
+
+uint64_t dsm_cuda_done(dsm_sdma_queue_t *q)
+{
+    cu_queue_t *cq = q->priv;
+    return __atomic_load_n(cq->done, __ATOMIC_ACQUIRE);
+}
+
+CUdeviceptr dsm_cuda_done_dev(dsm_sdma_queue_t *q)
+{
+    cu_queue_t *cq = q->priv;
+    return cq->done_dev;
+}
+
+/* The rest of a queue stopped at the gate bound, once a gate has passed.
+ * Returns 1 if it posted. */
+static int resume_blocked(dsm_sdma_queue_t *q, cu_queue_t *cq)
+{
+    int moved = 0;
+    if (DSM_UNLIKELY(__atomic_load_n(&cq->blocked, __ATOMIC_RELAXED)) &&
+        pthread_mutex_trylock(&q->lock) == 0) {
+        if (cq->blocked && gates_pending(cq) < DSM_CUDA_MAX_GATED) {
+            advance(q, __atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE));
+            moved = 1;
+        }
+        pthread_mutex_unlock(&q->lock);
+    }
+    return moved;
 }
 
 static uint64_t cuda_poll(dsm_sdma_queue_t *q, int help)
@@ -1005,16 +843,11 @@ static uint64_t cuda_poll(dsm_sdma_queue_t *q, int help)
     uint64_t done = __atomic_load_n(cq->done, __ATOMIC_ACQUIRE);
     (void)help;
 
-    if (DSM_UNLIKELY(__atomic_load_n(&cq->blocked, __ATOMIC_RELAXED)) &&
-        pthread_mutex_trylock(&q->lock) == 0) {
-        if (cq->blocked && gates_pending(cq) < DSM_CUDA_MAX_GATED)
-            advance(q, __atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE));
-        pthread_mutex_unlock(&q->lock);
-    }
+    resume_blocked(q, cq);
     if (__atomic_load_n(&cq->deferred, __ATOMIC_ACQUIRE) &&
         done >= __atomic_load_n(&cq->posted, __ATOMIC_RELAXED) &&
         pthread_mutex_trylock(&q->lock) == 0) {
-        undefer_locked(q, cq);
+        dsm_cuda_undefer_locked(q);
         pthread_mutex_unlock(&q->lock);
     }
     if (done != __atomic_load_n(&cq->seen, __ATOMIC_RELAXED)) {
@@ -1032,10 +865,10 @@ static uint32_t cuda_caps(const dsm_sdma_t *s)
      * thread by default (SHMEM_SDMA_PROXY=auto): measured on H200 in two
      * runs, without it the blocking 8 B put, 64 x 1 KiB put_nbi + quiet
      * and the 1 KiB collectives were as fast or faster (PERFORMANCE.md,
-     * 2026-11-30 ~10:30 UTC). */
+     * 2026-11-30 ~10:30 UTC). Without one, the issuing thread submits its
+     * own requests (CALLER_SUBMIT) and the agent posts what is held. */
     return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_DEVICE_MEM |
-           DSM_SDMA_CAP_NO_PROXY |
-           (g.caller_submit ? DSM_SDMA_CAP_CALLER_SUBMIT : 0);
+           DSM_SDMA_CAP_NO_PROXY | DSM_SDMA_CAP_CALLER_SUBMIT;
 }
 
 const dsm_sdma_backend_ops_t dsm_sdma_cuda_ops = {
@@ -1051,421 +884,209 @@ const dsm_sdma_backend_ops_t dsm_sdma_cuda_ops = {
     .caps = cuda_caps,
 };
 
+/* ------------------------------------------------------------ progress agent
+ */
+
+/* A request issued is started without any later call from the PE that
+ * issued it. The issuing thread submits its requests itself, but two
+ * kinds of work are held back on purpose and would otherwise wait for the
+ * PE's next quiet or wait: plain copies held while the stream runs
+ * (coalescing), and a queue's commands past DSM_CUDA_MAX_GATED unpassed
+ * WAITs. The agent is a thread, started the first time something is held
+ * back, that sleeps on its own wake word while nothing is held. When
+ * something is: held copies are posted once the stream has drained and
+ * no new copy was held for DSM_CUDA_AGENT_SETTLE_NS (a burst of put_nbi
+ * followed by quiet is still one batch posted by the quiet, as measured
+ * for coalescing); a blocked queue is resumed once a gate has passed. It
+ * yields between looks, then sleeps in growing bounded steps, so a queue
+ * blocked behind a trigger that fires late costs little. Not a proxy: it
+ * never takes the request ring or the progress lock, only q->lock by
+ * trylock, as poll() does. */
+#define DSM_CUDA_AGENT_SETTLE_NS 5000
+#define DSM_CUDA_AGENT_YIELDS 2000
+#define DSM_CUDA_AGENT_SLEEP_MIN_NS 20000ull
+#define DSM_CUDA_AGENT_SLEEP_MAX_NS 1000000ull
+#define DSM_CUDA_AGENT_IDLE_NS 100000000ull
+
+static struct {
+    pthread_mutex_t lock; /* start and stop */
+    pthread_t thread;
+    int running;
+    int failed;
+    volatile int stop;
+    dsm_wake_t wake;
+} agent = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int held(const cu_queue_t *cq)
+{
+    return __atomic_load_n(&cq->deferred, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&cq->blocked, __ATOMIC_ACQUIRE);
+}
+
+static int agent_has_work(void *arg)
+{
+    dsm_sdma_t *s = arg;
+    int nq = __atomic_load_n(&s->num_queues, __ATOMIC_ACQUIRE);
+    if (agent.stop)
+        return 1;
+    for (int i = 0; i < nq; i++)
+        if (held(s->queues[i]->priv))
+            return 1;
+    return 0;
+}
+
+static int agent_stopping(void *arg)
+{
+    (void)arg;
+    return agent.stop;
+}
+
+/* Held copies of q: posted once the stream has drained and they have
+ * settled. Returns 1 if it posted. */
+static int agent_undefer(dsm_sdma_queue_t *q, cu_queue_t *cq)
+{
+    uint64_t now;
+    unsigned gen;
+
+    if (!__atomic_load_n(&cq->deferred, __ATOMIC_ACQUIRE))
+        return 0;
+    if (__atomic_load_n(cq->done, __ATOMIC_ACQUIRE) <
+        __atomic_load_n(&cq->posted, __ATOMIC_RELAXED)) {
+        cq->agent_since = 0; /* the stream still runs */
+        return 0;
+    }
+    now = dsm_now_ns();
+    gen = __atomic_load_n(&cq->defer_gen, __ATOMIC_RELAXED);
+    if (!cq->agent_since || gen != cq->agent_gen) {
+        cq->agent_gen = gen;
+        cq->agent_since = now;
+        return 0;
+    }
+    if (now - cq->agent_since < DSM_CUDA_AGENT_SETTLE_NS ||
+        pthread_mutex_trylock(&q->lock) != 0)
+        return 0;
+    int moved = cq->deferred;
+    dsm_cuda_undefer_locked(q);
+    pthread_mutex_unlock(&q->lock);
+    cq->agent_since = 0;
+    return moved;
+}
+
+static void *agent_main(void *arg)
+{
+    dsm_sdma_t *s = arg;
+    unsigned idle = 0;
+    uint64_t sleep_ns = 0;
+
+    while (!agent.stop) {
+        int nq = __atomic_load_n(&s->num_queues, __ATOMIC_ACQUIRE);
+        int any = 0, moved = 0;
+        for (int i = 0; i < nq; i++) {
+            dsm_sdma_queue_t *q = s->queues[i];
+            cu_queue_t *cq = q->priv;
+            if (!held(cq))
+                continue;
+            any = 1;
+            moved |= resume_blocked(q, cq);
+            moved |= agent_undefer(q, cq);
+        }
+        if (moved || !any) {
+            idle = 0;
+            sleep_ns = 0;
+            if (!moved)
+                dsm_wake_sleep(&agent.wake, agent_has_work, s,
+                               DSM_CUDA_AGENT_IDLE_NS);
+            continue;
+        }
+        if (++idle < DSM_CUDA_AGENT_YIELDS) {
+            sched_yield();
+            continue;
+        }
+        sleep_ns = sleep_ns ? DSM_MIN(sleep_ns * 2, DSM_CUDA_AGENT_SLEEP_MAX_NS)
+                            : DSM_CUDA_AGENT_SLEEP_MIN_NS;
+        /* A newly held doorbell (agent_kick) ends the sleep early. */
+        dsm_wake_sleep(&agent.wake, agent_stopping, NULL, sleep_ns);
+    }
+    return NULL;
+}
+
+/* 1 when the agent runs (started now if need be); 0 if it cannot be
+ * started: then nothing may be held back. */
+static int agent_start(dsm_sdma_t *s)
+{
+    if (DSM_LIKELY(__atomic_load_n(&agent.running, __ATOMIC_ACQUIRE)))
+        return 1;
+    pthread_mutex_lock(&agent.lock);
+    if (!agent.running && !agent.failed) {
+        agent.stop = 0;
+        if (pthread_create(&agent.thread, NULL, agent_main, s) == 0) {
+#ifdef __linux__
+            pthread_setname_np(agent.thread, "dsm-cuda-agent");
+#endif
+            __atomic_store_n(&agent.running, 1, __ATOMIC_RELEASE);
+        } else {
+            agent.failed = 1;
+            dsm_log_warn("cuda backend: could not start the progress agent; "
+                         "copies are posted at once, never held back");
+        }
+    }
+    int ok = agent.running;
+    pthread_mutex_unlock(&agent.lock);
+    return ok;
+}
+
+static void agent_kick(void)
+{
+    dsm_wake_notify(&agent.wake);
+}
+
+static void agent_stop(void)
+{
+    pthread_mutex_lock(&agent.lock);
+    if (agent.running) {
+        agent.stop = 1;
+        __atomic_fetch_add(&agent.wake.seq, 1, __ATOMIC_RELEASE);
+        dsm_futex_wake(&agent.wake.seq, 0x7fffffff);
+        pthread_join(agent.thread, NULL);
+        __atomic_store_n(&agent.running, 0, __ATOMIC_RELEASE);
+        agent.stop = 0;
+    }
+    agent.failed = 0;
+    pthread_mutex_unlock(&agent.lock);
+}
+
 /* ------------------------------------------------------------ devmem.h */
 
-void dsm_cuda_set_device_hint(int local_rank, long forced, long batch_min,
-                              int prefer_ce)
+void dsm_cuda_configure(const dsm_cuda_settings_t *set)
 {
-    g.hint_rank = local_rank < 0 ? 0 : local_rank;
-    g.hint_forced = forced;
-    g.batch_min = batch_min < 1 ? 1 : (size_t)batch_min;
-    g.copy_flags = prefer_ce ? CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE : 0;
-    /* Not in the runtime's table: a backend-private switch, for measuring
-     * (docs/PERFORMANCE.md). */
-    const char *e = getenv("SHMEM_CUDA_COALESCE");
-    g.coalesce = !(e && !strcmp(e, "0"));
-    e = getenv("SHMEM_CUDA_MERGE");
-    g.merge = !(e && !strcmp(e, "0"));
-    /* Opt-in: measured 2026-11-30 on H200 with the proxy thread, the
-     * caller moving its own request (DSM_SDMA_CAP_CALLER_SUBMIT) gave
-     * putmem 8 B 8.70 vs 8.95 us (noise) and made 64 x 1 KiB put_nbi +
-     * quiet 120 vs 22 us (caller and proxy thread then take turns in the
-     * driver with small batches). */
-    e = getenv("SHMEM_CUDA_CALLER_SUBMIT");
-    g.caller_submit = e && !strcmp(e, "1");
-    e = getenv("SHMEM_CUDA_SPLIT_MIN");
-    if (e && *e)
-        g.split_min = (size_t)strtoull(e, NULL, 0);
+    dsm_cuda_st.set = *set;
+    if (dsm_cuda_st.set.local_rank < 0)
+        dsm_cuda_st.set.local_rank = 0;
+    dsm_cuda_st.batch_min = set->batch_min < 1 ? 1 : (size_t)set->batch_min;
+    dsm_cuda_st.copy_flags =
+        set->prefer_ce ? CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE : 0;
+    dsm_cu_count_launches(set->count_launches);
 }
 
 int dsm_cuda_active(void)
 {
-    return __atomic_load_n(&g.active, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&dsm_cuda_st.active, __ATOMIC_ACQUIRE);
 }
 
 int dsm_cuda_device(void)
 {
-    return g.ordinal;
-}
-
-dsm_status_t dsm_cuda_register_host(void *p, size_t len)
-{
-    CUcontext prev = ctx_enter();
-    CUdeviceptr d = 0;
-    CUresult rc = dsm_cu.MemHostRegister(
-        p, len, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
-    if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
-        rc = dsm_cu.MemHostGetDevicePointer(&d, p, 0);
-    ctx_leave(prev);
-    if (rc != CUDA_SUCCESS) {
-        dsm_log_warn("cuda: cannot register %zu bytes of host memory at %p "
-                     "for the GPU (%s): copies from and to it will be staged",
-                     len, p, dsm_cu_err(rc));
-        return DSM_ERR_UNSUPPORTED;
-    }
-    add_range((uintptr_t)p, len, MEM_HOSTREG,
-              (intptr_t)(d - (CUdeviceptr)(uintptr_t)p));
-    return DSM_OK;
-}
-
-static CUmemAllocationProp heap_prop(void)
-{
-    CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof(prop));
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = g.ordinal;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    return prop;
-}
-
-/* Reserve, map and open for our GPU; records the mapping. */
-static CUresult map_here(CUmemGenericAllocationHandle h, size_t size,
-                         void **base)
-{
-    CUmemAllocationProp prop = heap_prop();
-    CUmemAccessDesc acc;
-    CUdeviceptr va = 0;
-    size_t gran = 0;
-    CUresult rc;
-
-    rc = dsm_cu.MemGetAllocationGranularity(&gran, &prop,
-                                            CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    rc = dsm_cu.MemAddressReserve(&va, size, gran, 0, 0);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    rc = dsm_cu.MemMap(va, size, 0, h, 0);
-    if (rc != CUDA_SUCCESS) {
-        dsm_cu.MemAddressFree(va, size);
-        return rc;
-    }
-    memset(&acc, 0, sizeof(acc));
-    acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    acc.location.id = g.ordinal;
-    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    rc = dsm_cu.MemSetAccess(va, size, &acc, 1);
-    if (rc != CUDA_SUCCESS) {
-        dsm_cu.MemUnmap(va, size);
-        dsm_cu.MemAddressFree(va, size);
-        return rc;
-    }
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < DSM_CUDA_MAX_MAPS; i++)
-        if (!g.maps[i].va) {
-            g.maps[i].va = va;
-            g.maps[i].size = size;
-            g.maps[i].h = h;
-            break;
-        }
-    pthread_mutex_unlock(&g.lock);
-    add_range((uintptr_t)va, size, MEM_DEV, 0);
-    *base = (void *)(uintptr_t)va;
-    return CUDA_SUCCESS;
-}
-
-dsm_status_t dsm_cuda_heap_create(size_t *size, int *fd, void **base)
-{
-    CUmemAllocationProp prop = heap_prop();
-    CUmemGenericAllocationHandle h;
-    CUcontext prev = ctx_enter();
-    size_t gran = 0;
-    int f = -1;
-    CUresult rc;
-
-    rc = dsm_cu.MemGetAllocationGranularity(&gran, &prop,
-                                            CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
-    if (rc != CUDA_SUCCESS)
-        goto err;
-    *size = DSM_ALIGN_UP(*size, gran);
-    rc = dsm_cu.MemCreate(&h, *size, &prop, 0);
-    if (rc != CUDA_SUCCESS)
-        goto err;
-    rc = dsm_cu.MemExportToShareableHandle(
-        &f, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    if (rc == CUDA_SUCCESS)
-        rc = map_here(h, *size, base);
-    if (rc == CUDA_SUCCESS) {
-        g.own_lo = (uintptr_t)*base;
-        g.own_hi = g.own_lo + *size;
-    }
-    if (rc != CUDA_SUCCESS) {
-        if (f >= 0)
-            close(f);
-        dsm_cu.MemRelease(h);
-        goto err;
-    }
-    ctx_leave(prev);
-    *fd = f;
-    return DSM_OK;
-err:
-    ctx_leave(prev);
-    dsm_log_error("shmem_init: cannot create a device heap of %zu bytes on "
-                  "GPU %d: %s (lower SHMEM_DEVICE_HEAP_SIZE, or 0 for none)",
-                  *size, g.ordinal, dsm_cu_err(rc));
-    return DSM_ERR_NOMEM;
-}
-
-dsm_status_t dsm_cuda_heap_import(int fd, size_t size, void **base)
-{
-    CUmemGenericAllocationHandle h;
-    CUcontext prev = ctx_enter();
-    CUresult rc;
-
-    rc = dsm_cu.MemImportFromShareableHandle(
-        &h, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-    if (rc == CUDA_SUCCESS) {
-        rc = map_here(h, size, base);
-        if (rc != CUDA_SUCCESS)
-            dsm_cu.MemRelease(h);
-    }
-    ctx_leave(prev);
-    if (rc != CUDA_SUCCESS) {
-        dsm_log_error("shmem_init: cannot map a peer's device heap on GPU %d: "
-                      "%s (are the GPUs peer-capable?)",
-                      g.ordinal, dsm_cu_err(rc));
-        return DSM_ERR_NO_DEVICE;
-    }
-    return DSM_OK;
-}
-
-void dsm_cuda_heap_unmap(void *base)
-{
-    CUdeviceptr va = (CUdeviceptr)(uintptr_t)base;
-    CUcontext prev = ctx_enter();
-
-    drop_range((uintptr_t)base);
-    if ((uintptr_t)base == g.own_lo)
-        g.own_lo = g.own_hi = 0;
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < DSM_CUDA_MAX_MAPS; i++)
-        if (g.maps[i].va == va) {
-            dsm_cu.MemUnmap(va, g.maps[i].size);
-            dsm_cu.MemAddressFree(va, g.maps[i].size);
-            dsm_cu.MemRelease(g.maps[i].h);
-            memset(&g.maps[i], 0, sizeof(g.maps[i]));
-        }
-    pthread_mutex_unlock(&g.lock);
-    ctx_leave(prev);
-}
-
-int dsm_cuda_ptr_is_device(const void *p)
-{
-    return g.active && kind_of(p) == MEM_DEV;
+    return dsm_cuda_st.ordinal;
 }
 
 dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n)
 {
-    CUcontext prev = ctx_enter();
+    CUcontext prev = dsm_cuda_ctx_enter();
     CUresult rc = dsm_cu.MemcpyAsync((CUdeviceptr)(uintptr_t)dst,
                                      (CUdeviceptr)(uintptr_t)src, n, NULL);
     if (rc == CUDA_SUCCESS)
         rc = dsm_cu.StreamSynchronize(NULL);
-    ctx_leave(prev);
+    dsm_cuda_ctx_leave(prev);
     return rc == CUDA_SUCCESS ? DSM_OK : DSM_ERR_IO;
-}
-
-static dsm_status_t stream_rc(const char *what, CUresult rc)
-{
-    if (rc == CUDA_SUCCESS)
-        return DSM_OK;
-    dsm_log_error("%s: %s (error %d)", what, dsm_cu_err(rc), (int)rc);
-    return DSM_ERR_IO;
-}
-
-dsm_status_t dsm_cuda_memcpy_on_stream(void *dst, const void *src, size_t n,
-                                       void *stream)
-{
-    CUcontext prev = ctx_enter();
-    CUresult rc = dsm_cu.MemcpyAsync((CUdeviceptr)(uintptr_t)dst,
-                                     (CUdeviceptr)(uintptr_t)src, n,
-                                     (CUstream)stream);
-    ctx_leave(prev);
-    return stream_rc("cuMemcpyAsync", rc);
-}
-
-dsm_status_t dsm_cuda_signal_on_stream(uint64_t *word, uint64_t value,
-                                       int add, void *stream)
-{
-    intptr_t delta;
-    int k = classify(word, &delta);
-    CUdeviceptr w = (CUdeviceptr)((intptr_t)(uintptr_t)word + delta);
-    CUcontext prev;
-    CUresult rc;
-
-    if (k == MEM_PAGEABLE || (add && k != MEM_DEV))
-        return DSM_ERR_UNSUPPORTED;
-    prev = ctx_enter();
-    rc = add ? launch_add((CUstream)stream, w, value)
-             : dsm_cu.StreamWriteValue64((CUstream)stream, w, value, 0);
-    ctx_leave(prev);
-    return stream_rc(add ? "signal-add kernel" : "cuStreamWriteValue64", rc);
-}
-
-dsm_status_t dsm_cuda_wait_on_stream(uint64_t *word, uint64_t value, int eq,
-                                     void *stream)
-{
-    intptr_t delta;
-    int k = classify(word, &delta);
-    CUcontext prev;
-    CUresult rc;
-
-    if (k == MEM_PAGEABLE)
-        return DSM_ERR_UNSUPPORTED;
-    prev = ctx_enter();
-    rc = dsm_cu.StreamWaitValue64(
-        (CUstream)stream, (CUdeviceptr)((intptr_t)(uintptr_t)word + delta),
-        value, eq ? CU_STREAM_WAIT_VALUE_EQ : CU_STREAM_WAIT_VALUE_GEQ);
-    ctx_leave(prev);
-    return stream_rc("cuStreamWaitValue64", rc);
-}
-
-dsm_status_t dsm_cuda_quiet_on_stream(dsm_sdma_t *s, void *stream)
-{
-    CUcontext prev;
-    CUresult rc = CUDA_SUCCESS;
-
-    if (!s || s->ops != &dsm_sdma_cuda_ops)
-        return DSM_ERR_UNSUPPORTED;
-    /* Requests still in the proxy ring get their queue sequence numbers
-     * first (host work only; nothing waits for the GPU here). */
-    while (dsm_sdma_requests_pending(s))
-        if (!dsm_sdma_progress(s, 0))
-            sched_yield();
-    prev = ctx_enter();
-    for (int e = 0; e < s->num_engines && rc == CUDA_SUCCESS; e++) {
-        dsm_sdma_queue_t *q = s->queues[e];
-        cu_queue_t *cq = q->priv;
-        /* Whoever appended under q->lock rang the doorbell before
-         * releasing it: tail is on the stream (or executed). */
-        pthread_mutex_lock(&q->lock);
-        undefer_locked(q, cq);
-        uint64_t target = q->tail;
-        pthread_mutex_unlock(&q->lock);
-        if (__atomic_load_n(cq->done, __ATOMIC_ACQUIRE) >= target)
-            continue;
-        rc = dsm_cu.StreamWaitValue64((CUstream)stream, cq->done_dev, target,
-                                      CU_STREAM_WAIT_VALUE_GEQ);
-    }
-    ctx_leave(prev);
-    return stream_rc("cuStreamWaitValue64", rc);
-}
-
-static int capturing(CUstream st)
-{
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (dsm_cu.StreamIsCapturing(st, &cs) != CUDA_SUCCESS)
-        return 1; /* unknown: the form that is always legal */
-    return cs != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
-                                       const void *const *src,
-                                       const size_t *len, size_t n,
-                                       void *stream)
-{
-    CUstream st = (CUstream)stream;
-    CUresult rc = CUDA_SUCCESS;
-    size_t i, m = n;
-    unsigned joined;
-
-    if (!n)
-        return DSM_OK;
-    CUdeviceptr *d = malloc(n * (2 * sizeof(CUdeviceptr) + sizeof(size_t)));
-    if (!d)
-        return DSM_ERR_NOMEM;
-    CUdeviceptr *s_ = d + n;
-    size_t *l = (size_t *)(void *)(s_ + n);
-    for (i = 0; i < n; i++) {
-        d[i] = (CUdeviceptr)(uintptr_t)dst[i];
-        s_[i] = (CUdeviceptr)(uintptr_t)src[i];
-        l[i] = len[i];
-    }
-    CUcontext prev = ctx_enter();
-    /* One side stream for all callers' streams: serialise its use. */
-    pthread_mutex_lock(&g.os_lock);
-    joined = side_fork(st, &g.os_side, d, s_, l, &m, 0);
-    __typeof__(dsm_cu.MemcpyBatchAsync) batch =
-        __atomic_load_n(&dsm_cu.MemcpyBatchAsync, __ATOMIC_RELAXED);
-    int done = 0;
-    if (m >= 2 && batch && m <= DSM_CUDA_MAX_BATCH && !capturing(st)) {
-        size_t idx = 0;
-        CUmemcpyAttributes attr;
-        memset(&attr, 0, sizeof(attr));
-        attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-        attr.flags = g.copy_flags;
-        rc = batch(d, s_, l, m, &attr, &idx, 1, st);
-        if (rc == CUDA_SUCCESS)
-            done = 1;
-        else
-            dsm_debug("cuda: cuMemcpyBatchAsync(%zu) on a caller's stream "
-                      "failed (%s); copying one by one", m, dsm_cu_err(rc));
-        rc = CUDA_SUCCESS;
-    }
-    for (i = 0; !done && i < m && rc == CUDA_SUCCESS; i++)
-        if (l[i])
-            rc = dsm_cu.MemcpyAsync(d[i], s_[i], l[i], st);
-    for (int j = 0; j < 2 && rc == CUDA_SUCCESS; j++)
-        if (joined & (1u << j))
-            rc = dsm_cu.StreamWaitEvent(st, g.os_side.join[j], 0);
-    pthread_mutex_unlock(&g.os_lock);
-    ctx_leave(prev);
-    free(d);
-    return stream_rc("cuMemcpyAsync", rc);
-}
-
-/* The GPU's address of a word in this process (device or registered host
- * memory); 0 when the GPU cannot reach it. */
-static CUdeviceptr gpu_word(uint64_t *w)
-{
-    intptr_t delta;
-    if (classify(w, &delta) == MEM_PAGEABLE)
-        return 0;
-    return (CUdeviceptr)((intptr_t)(uintptr_t)w + delta);
-}
-
-dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
-                                         uint64_t *const *in, size_t n,
-                                         void *stream)
-{
-    CUstreamBatchMemOpParams ops[DSM_CUDA_MAX_MEMOPS];
-    CUstream st = (CUstream)stream;
-    CUresult rc = CUDA_SUCCESS;
-    unsigned k = 0;
-
-    if (!n)
-        return DSM_OK;
-    CUcontext prev = ctx_enter();
-    /* 3n operations in order: signals out, waits, resets. */
-    for (size_t j = 0; j < 3 * n && rc == CUDA_SUCCESS; j++) {
-        size_t i = j % n;
-        int phase = (int)(j / n);
-        CUdeviceptr a = gpu_word(phase == 0 ? out[i] : in[i]);
-        CUstreamBatchMemOpParams *op = &ops[k++];
-        if (!a) {
-            ctx_leave(prev);
-            return DSM_ERR_UNSUPPORTED;
-        }
-        memset(op, 0, sizeof(*op));
-        if (phase == 1) {
-            op->waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
-            op->waitValue.address = a;
-            op->waitValue.value64 = 1;
-            op->waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
-        } else {
-            op->writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
-            op->writeValue.address = a;
-            op->writeValue.value64 = phase == 0 ? 1 : 0;
-            op->writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
-        }
-        if (k == DSM_CUDA_MAX_MEMOPS || j + 1 == 3 * n) {
-            rc = dsm_cu.StreamBatchMemOp(st, k, ops, 0);
-            k = 0;
-        }
-    }
-    ctx_leave(prev);
-    return stream_rc("cuStreamBatchMemOp", rc);
 }
 
 int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns)

@@ -13,13 +13,22 @@
 
 #include "sdma/sdma.h"
 
-/* Before dsm_sdma_open: the PE's GPU is local_rank modulo the GPU count,
- * or forced when forced >= 0 (SHMEM_CUDA_DEVICE); runs of at least
- * batch_min copies go through cuMemcpyBatchAsync (SHMEM_CUDA_BATCH_MIN);
- * prefer_ce (default off) asks the driver to keep batched copies on the copy engines
- * (CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE; SHMEM_CUDA_PREFER_CE). */
-void dsm_cuda_set_device_hint(int local_rank, long forced, long batch_min,
-                              int prefer_ce);
+/* The runtime's settings for the backend (its environment table: the
+ * sdma layer reads no environment). Given before dsm_sdma_open. */
+typedef struct dsm_cuda_settings {
+    int local_rank;     /* the PE's GPU is local_rank modulo the GPU count */
+    long device;        /* ... unless >= 0 (SHMEM_CUDA_DEVICE) */
+    long batch_min;     /* runs of at least this many copies go through
+                         * cuMemcpyBatchAsync (SHMEM_CUDA_BATCH_MIN) */
+    int prefer_ce;      /* ask the driver to keep batched copies on the copy
+                         * engines (SHMEM_CUDA_PREFER_CE) */
+    int coalesce;       /* hold back plain-copy doorbells while the stream
+                         * runs (SHMEM_CUDA_COALESCE) */
+    int merge;          /* merge adjacent copies of a run (SHMEM_CUDA_MERGE) */
+    int count_launches; /* count the library's kernel and host-function
+                         * launches (SHMEM_CUDA_COUNT_LAUNCHES) */
+} dsm_cuda_settings_t;
+void dsm_cuda_configure(const dsm_cuda_settings_t *set);
 /* 1 once the cuda backend is open in this process. */
 int dsm_cuda_active(void);
 int dsm_cuda_device(void);
@@ -47,8 +56,8 @@ dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n);
  * synchronisation, so that they can be captured into a graph. */
 dsm_status_t dsm_cuda_memcpy_on_stream(void *dst, const void *src, size_t n,
                                        void *stream);
-dsm_status_t dsm_cuda_signal_on_stream(uint64_t *word, uint64_t value,
-                                       int add, void *stream);
+dsm_status_t dsm_cuda_signal_on_stream(uint64_t *word, uint64_t value, int add,
+                                       void *stream);
 /* cmp: 0 = word >= value, 1 = word == value. */
 dsm_status_t dsm_cuda_wait_on_stream(uint64_t *word, uint64_t value, int eq,
                                      void *stream);
@@ -61,8 +70,7 @@ dsm_status_t dsm_cuda_quiet_on_stream(dsm_sdma_t *s, void *stream);
  * themselves, ordered after earlier work of the stream: one
  * cuMemcpyBatchAsync when the stream is not being captured (graphs cannot
  * hold one), else one cuMemcpyAsync each. */
-dsm_status_t dsm_cuda_copies_on_stream(void *const *dst,
-                                       const void *const *src,
+dsm_status_t dsm_cuda_copies_on_stream(void *const *dst, const void *const *src,
                                        const size_t *len, size_t n,
                                        void *stream);
 /* exchange: store 1 into each of the n words out[i] (peers' words, as
