@@ -561,6 +561,25 @@ void *pshmem_team_ptr(shmem_team_t team, const void *dest, int pe)
 }
 DSM_WEAK(team_ptr)
 
+/* A team question about a context: here, beside team_create_ctx. */
+int pshmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
+{
+    DSM_CHECK_INIT("shmem_ctx_get_team");
+    if (!team)
+        return -1;
+    if (ctx == SHMEM_CTX_INVALID) {
+        *team = SHMEM_TEAM_INVALID;
+        return -1;
+    }
+    dsm_ctx_t *c = (dsm_ctx_t *)ctx;
+    if (c->team)
+        *team = (shmem_team_t)c->team;
+    else
+        *team = SHMEM_TEAM_WORLD;
+    return 0;
+}
+DSM_WEAK(ctx_get_team)
+
 int pshmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
     static const char routine[] = "shmem_team_create_ctx";

@@ -91,24 +91,6 @@ void pshmem_ctx_destroy(shmem_ctx_t ctx)
 }
 DSM_WEAK(ctx_destroy)
 
-int pshmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
-{
-    DSM_CHECK_INIT("shmem_ctx_get_team");
-    if (!team)
-        return -1;
-    if (ctx == SHMEM_CTX_INVALID) {
-        *team = SHMEM_TEAM_INVALID;
-        return -1;
-    }
-    dsm_ctx_t *c = (dsm_ctx_t *)ctx;
-    if (c->team)
-        *team = (shmem_team_t)c->team;
-    else
-        *team = SHMEM_TEAM_WORLD;
-    return 0;
-}
-DSM_WEAK(ctx_get_team)
-
 /* Each target's path completes the context's operations to it (shm: the
  * engine queue of the PE; net: the provider's completions). */
 void pshmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)

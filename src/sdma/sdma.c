@@ -294,10 +294,14 @@ static int drain_requests(dsm_sdma_t *s, int help)
             pthread_mutex_lock(&cur->lock);
         }
         while (!dsm_sdma_queue_append_locked(q, &cell->cmd)) {
-            /* Queue full: hand over what we have and free slots. */
+            /* Queue full: hand over what we have and free slots. Without
+             * a proxy thread the caller may be the engine thread that
+             * executes q (cpu: engines take the proxy role), so it runs q
+             * itself: waiting for its own completions would move nothing
+             * until some other thread lent a hand (issue #11). */
             dsm_sdma_queue_ring_locked(q);
             pthread_mutex_unlock(&q->lock);
-            if (!dsm_sdma_queue_retire(q, help))
+            if (!dsm_sdma_queue_retire(q, help || !s->proxy_running))
                 sched_yield();
             pthread_mutex_lock(&q->lock);
         }
@@ -391,41 +395,4 @@ void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
     __atomic_store_n(word, value, __ATOMIC_RELEASE);
     if (wake)
         dsm_wake_notify(wake);
-}
-
-/* ------------------------------------------------------------ waiting */
-
-/* Spin briefly (the answer is often a few hundred ns away on an idle core),
- * then yield (on an oversubscribed node the writer may need our core), then
- * sleep on the wake word. Writers that notify (signals, barrier flags,
- * completions) end the sleep at once; for the others (plain puts) the sleep
- * is bounded, starting short and growing to 1 ms. */
-#define BACKOFF_SPIN 256
-#define BACKOFF_YIELD (BACKOFF_SPIN + 2048)
-#define BACKOFF_SLEEP_MIN_US 20
-#define BACKOFF_SLEEP_MAX_US 1000
-
-int dsm_backoff_may_sleep = 1;
-
-void (*dsm_backoff_progress)(void);
-
-void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
-                 void *arg)
-{
-    void (*progress)(void) = dsm_backoff_progress;
-    if (progress)
-        progress();
-    if (b->n < BACKOFF_SPIN) {
-        b->n++;
-        dsm_cpu_relax();
-    } else if (b->n < BACKOFF_YIELD || !wake || !cond ||
-               !dsm_backoff_may_sleep) {
-        b->n++;
-        sched_yield();
-    } else {
-        b->sleep_us = b->sleep_us ? DSM_MIN(b->sleep_us * 2,
-                                            BACKOFF_SLEEP_MAX_US)
-                                  : BACKOFF_SLEEP_MIN_US;
-        dsm_wake_sleep(wake, cond, arg, (uint64_t)b->sleep_us * 1000ull);
-    }
 }

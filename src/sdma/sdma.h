@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/backoff.h"
 #include "common/common.h"
 
 typedef enum {
@@ -193,23 +194,5 @@ dsm_status_t dsm_sdma_queue_cancel(dsm_sdma_queue_t *q);
 /* Fire a trigger: the store that starts chains waiting on word. */
 void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
                       dsm_wake_t *wake);
-
-/* Waiting policy shared by every waiter in the library: spin, then yield,
- * then sleep on a wake word. Call dsm_backoff() once per failed check. */
-/* 1: waiters may sleep after spinning and yielding (set at init from
- * SHMEM_WAIT_MODE); 0: they yield forever, so a flag written by a plain put
- * is seen within a yield, never after a bounded sleep. */
-extern int dsm_backoff_may_sleep;
-
-typedef struct dsm_backoff {
-    uint32_t n;
-    uint32_t sleep_us;
-} dsm_backoff_t;
-void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
-                 void *arg);
-/* Called at every backoff step when set: the network path's progress
- * (src/net), so that every wait of the library, whatever it waits for,
- * also answers remote operations on this PE's memory. */
-extern void (*dsm_backoff_progress)(void);
 
 #endif /* DSM_SDMA_H */
