@@ -41,24 +41,37 @@ static int parse_bool(const char *v, int *out)
     return 0;
 }
 
-static int parse_SIZE(const char *v, uint64_t *out)
+/* def: the variable's default. "auto" is a size only where the default
+ * is auto (the consumer then picks a value); elsewhere, e.g. for
+ * SHMEM_SYMMETRIC_SIZE, it would reach the consumer as UINT64_MAX, which
+ * no value may be either. */
+static int parse_SIZE(const char *v, const char *def, uint64_t *out)
 {
+    uint64_t x;
     if (!strcasecmp(v, "auto")) {
+        if (strcasecmp(def, "auto"))
+            return 0;
         *out = DSM_ENV_AUTO;
         return 1;
     }
-    return dsm_parse_size(v, out) == 0;
+    if (dsm_parse_size(v, &x) || x == DSM_ENV_AUTO)
+        return 0;
+    *out = x;
+    return 1;
 }
-static int parse_INT(const char *v, long *out)
+static int parse_INT(const char *v, const char *def, long *out)
 {
+    (void)def;
     return dsm_env_parse_int(v, out);
 }
-static int parse_BOOL(const char *v, int *out)
+static int parse_BOOL(const char *v, const char *def, int *out)
 {
+    (void)def;
     return parse_bool(v, out);
 }
-static int parse_STR(const char *v, const char **out)
+static int parse_STR(const char *v, const char *def, const char **out)
 {
+    (void)def;
     *out = v;
     return 1;
 }
@@ -89,13 +102,13 @@ int dsm_env_init(void)
     char used[64];
     memset(&dsm_env, 0, sizeof(dsm_env));
 #define DSM_ENV_PARSE(name, type, field, def, help)                            \
-    if (!parse_##type(def, &dsm_env.field)) {                                  \
+    if (!parse_##type(def, def, &dsm_env.field)) {                             \
         dsm_log_error("internal: bad default for " #name);                    \
         return -1;                                                             \
     }                                                                          \
     v = lookup(#name, used, sizeof(used));                                     \
     if (v) {                                                                   \
-        if (!parse_##type(v, &dsm_env.field)) {                                \
+        if (!parse_##type(v, def, &dsm_env.field)) {                           \
             dsm_log_error("shmem_init: invalid value '%s' for %s (%s)", v,     \
                           used, help);                                         \
             return -1;                                                         \

@@ -199,13 +199,19 @@ dsm_status_t dsm_rt_segments_init(void)
     const dsm_boot_ops_t *b = dsm_rt.boot_ops;
     const int n = dsm_rt.npes, me = dsm_rt.me;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t user = DSM_ALIGN_UP(DSM_MAX((size_t)dsm_env.symmetric_size, page),
-                               page);
-    size_t total = user + DSM_ALIGN_UP(DSM_INTERNAL_SIZE(n), page);
+    size_t user, total;
     seg_info_t mine = {0}, theirs;
     dsm_status_t st;
     int i, pe;
 
+    if (dsm_seg_heap_sizes(dsm_env.symmetric_size, page,
+                           DSM_ALIGN_UP(DSM_INTERNAL_SIZE(n), page),
+                           DSM_HEAP_BASE_ALIGN, &user, &total)) {
+        dsm_log_error("shmem_init: SHMEM_SYMMETRIC_SIZE=%llu is too large: "
+                      "the heap would not fit in the address space",
+                      (unsigned long long)dsm_env.symmetric_size);
+        return DSM_ERR_INVAL;
+    }
     for (i = 0; i < 2; i++) {
         dsm_rt.segs[i].peer = calloc((size_t)n, sizeof(char *));
         dsm_rt.segs[i].fd = -1;

@@ -38,6 +38,30 @@ int dsm_seg_static_range(char **start, size_t *len);
  * address, contents preserved. Returns the fd or -1 (errno set). */
 int dsm_seg_static_remap(char *start, size_t len);
 
+/* The heap's sizes for SHMEM_SYMMETRIC_SIZE = want: the user part (at
+ * least a page, rounded up to pages) and the mapping with the internal area
+ * (internal bytes, a page multiple) after it; slack more bytes are reserved
+ * to align its base. Returns 0, or -1 when any of them exceeds PTRDIFF_MAX:
+ * rounding a value near 2^64 up to pages would wrap to a tiny heap. */
+static inline int dsm_seg_heap_sizes(uint64_t want, size_t page,
+                                     size_t internal, size_t slack,
+                                     size_t *user, size_t *total)
+{
+    size_t u, t, span;
+
+    if (want > (uint64_t)PTRDIFF_MAX - (page - 1))
+        return -1;
+    u = ((size_t)want + page - 1) & ~(page - 1);
+    if (u < page)
+        u = page;
+    if (__builtin_add_overflow(u, internal, &t) ||
+        __builtin_add_overflow(t, slack, &span) || span > PTRDIFF_MAX)
+        return -1;
+    *user = u;
+    *total = t;
+    return 0;
+}
+
 /* ---- GPU memory (gpu.c; no-ops without the cuda backend) ---- */
 struct dsm_heap;
 /* Before the sdma layer opens: tell the cuda backend the local rank. */

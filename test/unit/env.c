@@ -12,6 +12,7 @@
 
 #include "common/common.h"
 #include "env.h"
+#include "segment.h"
 
 extern char **environ;
 
@@ -177,6 +178,70 @@ START_TEST(test_invalid)
 }
 END_TEST
 
+/* "auto" is a size only where the default is auto (issue #11: the heap's
+ * auto became UINT64_MAX, which page rounding wrapped to a 0-byte heap). */
+START_TEST(test_size_auto)
+{
+    expect_rejected("SHMEM_SYMMETRIC_SIZE", "auto");
+    expect_rejected("SHMEM_SYMMETRIC_SIZE", "AUTO");
+    expect_rejected("SMA_SYMMETRIC_SIZE", "auto");
+    expect_rejected("SHMEM_DEVICE_HEAP_SIZE", "auto");
+    /* The number that auto stands for internally is no size either. */
+    expect_rejected("SHMEM_SYMMETRIC_SIZE", "18446744073709551615");
+    clean_env();
+    setenv("SHMEM_SDMA_INLINE_MAX", "Auto", 1);
+    setenv("SHMEM_COLL_DIRECT_MAX", "auto", 1);
+    ck_assert_int_eq(dsm_env_init(), 0);
+    ck_assert_uint_eq(dsm_env.sdma_inline_max, UINT64_MAX);
+    ck_assert_int_eq(dsm_env.sdma_inline_max_set, 1);
+    ck_assert_uint_eq(dsm_env.coll_direct_max, UINT64_MAX);
+}
+END_TEST
+
+/* Heap sizes from SHMEM_SYMMETRIC_SIZE (segment.h): page rounding, and no
+ * size whose rounding or internal area would wrap. */
+START_TEST(test_heap_sizes)
+{
+    static const struct {
+        uint64_t want;
+        size_t user;
+    } ok[] = {
+        {0, 4096},
+        {1, 4096},
+        {4096, 4096},
+        {4097, 8192},
+        {512ull << 20, 512ull << 20},
+        {(1ull << 40) + 1, (1ull << 40) + 4096},
+    };
+    static const uint64_t bad[] = {
+        UINT64_MAX,
+        UINT64_MAX - 100,
+        UINT64_MAX - 4095,
+        UINT64_MAX - 4096,
+        (uint64_t)PTRDIFF_MAX,
+        (uint64_t)PTRDIFF_MAX - 8192,
+        (uint64_t)PTRDIFF_MAX - (1ull << 30),
+    };
+    const size_t internal = 3 * 4096, slack = (size_t)1 << 30;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        size_t user = 1, total = 1;
+        ck_assert_msg(dsm_seg_heap_sizes(ok[i].want, 4096, internal, slack,
+                                         &user, &total) == 0,
+                      "%llu rejected", (unsigned long long)ok[i].want);
+        ck_assert_uint_eq(user, ok[i].user);
+        ck_assert_uint_eq(total, ok[i].user + internal);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        size_t user = 1, total = 1;
+        ck_assert_msg(dsm_seg_heap_sizes(bad[i], 4096, internal, slack, &user,
+                                         &total) != 0,
+                      "%llu accepted as %zu + %zu", (unsigned long long)bad[i],
+                      user, total);
+        ck_assert_msg(user == 1 && total == 1, "output written on failure");
+    }
+}
+END_TEST
+
 START_TEST(test_sma_fallback)
 {
     clean_env();
@@ -229,6 +294,8 @@ int main(void)
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_values);
     tcase_add_test(tc, test_invalid);
+    tcase_add_test(tc, test_size_auto);
+    tcase_add_test(tc, test_heap_sizes);
     tcase_add_test(tc, test_sma_fallback);
     tcase_add_test(tc, test_parse_int);
     suite_add_tcase(s, tc);
