@@ -229,7 +229,7 @@ dsm_status_t dsm_rt_segments_init(void)
         return st;
     dsm_rt.nsegs = 2;
 
-    mine.heap_size = total;
+    mine.heap_size = user; /* total follows from it and npes */
     mine.static_size = dsm_rt.segs[DSM_SEG_STATIC].size;
     /* SHMEM_FORCE_NETWORK: every PE its own node, so that one machine
      * runs the inter-node path (src/net). */
@@ -253,23 +253,26 @@ dsm_status_t dsm_rt_segments_init(void)
         }
         if ((st = b->get(pe, "seginfo", &theirs, &len)) != DSM_OK)
             goto boot_err;
-        if (theirs.node_id != mine.node_id)
-            continue; /* another node: reached through the network */
+        /* Across the whole job, not only among PEs that map each other:
+         * a network peer resolves (segment, offset) in its own copy. */
         if (theirs.heap_size != mine.heap_size) {
-            dsm_log_error("shmem_init: PE %d has a %llu-byte heap, this PE "
-                          "%llu: SHMEM_SYMMETRIC_SIZE must be the same on "
-                          "every PE", pe, (unsigned long long)theirs.heap_size,
+            dsm_log_error("shmem_init: PE %d has a %llu-byte symmetric heap, "
+                          "PE %d a %llu-byte one: SHMEM_SYMMETRIC_SIZE must "
+                          "be the same on every PE",
+                          pe, (unsigned long long)theirs.heap_size, me,
                           (unsigned long long)mine.heap_size);
             return DSM_ERR_INVAL;
         }
         if (theirs.static_size != mine.static_size) {
             dsm_log_error("shmem_init: PE %d's program has %llu bytes of "
-                          "static data, this PE's %llu: every PE must run "
-                          "the same executable", pe,
-                          (unsigned long long)theirs.static_size,
+                          "static data, PE %d's %llu: every PE must run the "
+                          "same executable",
+                          pe, (unsigned long long)theirs.static_size, me,
                           (unsigned long long)mine.static_size);
             return DSM_ERR_INVAL;
         }
+        if (theirs.node_id != mine.node_id)
+            continue; /* another node: reached through the network */
         if ((st = map_peer(&dsm_rt.segs[DSM_SEG_HEAP], pe, total)) != DSM_OK)
             return st;
         if (mine.static_size &&
