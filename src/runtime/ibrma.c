@@ -3,7 +3,9 @@
  * nblocks blocks of bsize contiguous elements; block i starts at element
  * i * dst of dest and i * sst of source. Each block is one contiguous
  * transfer through rma.h, so it takes the caller's memcpy or an engine
- * COPY by the same size rule as any put or get.
+ * COPY by the same size rule as any put or get. The range is checked
+ * first (segment.c): no overflow, the symmetric side's first and last
+ * block in one segment.
  */
 #include "rma.h"
 
@@ -24,10 +26,16 @@ static void ibput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     dsm_rma_ctx(ctx, routine);
     DSM_CHECK_PE(routine, pe);
     check_strides(routine, dst, sst, bsize, nblocks);
+    if (!nblocks || !bsize)
+        return;
+    const ptrdiff_t dstep =
+        dsm_seg_check_strided(routine, dest, dst, nblocks, bsize, size, pe, 1);
+    const ptrdiff_t sstep =
+        dsm_seg_check_strided(routine, src, sst, nblocks, bsize, size, pe, 0);
     for (size_t i = 0; i < nblocks; i++)
-        dsm_rma_put(ctx, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
-                    (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
-                    bsize * size, pe, routine);
+        dsm_rma_put(ctx, (char *)dest + (ptrdiff_t)i * dstep,
+                    (const char *)src + (ptrdiff_t)i * sstep, bsize * size, pe,
+                    routine);
 }
 
 static void ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
@@ -37,10 +45,16 @@ static void ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     dsm_rma_ctx(ctx, routine);
     DSM_CHECK_PE(routine, pe);
     check_strides(routine, dst, sst, bsize, nblocks);
+    if (!nblocks || !bsize)
+        return;
+    const ptrdiff_t sstep =
+        dsm_seg_check_strided(routine, src, sst, nblocks, bsize, size, pe, 1);
+    const ptrdiff_t dstep =
+        dsm_seg_check_strided(routine, dest, dst, nblocks, bsize, size, pe, 0);
     for (size_t i = 0; i < nblocks; i++)
-        dsm_rma_get(ctx, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
-                    (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
-                    bsize * size, pe, routine);
+        dsm_rma_get(ctx, (char *)dest + (ptrdiff_t)i * dstep,
+                    (const char *)src + (ptrdiff_t)i * sstep, bsize * size, pe,
+                    routine);
 }
 
 #define IB_TYPED(T, N)                                                         \

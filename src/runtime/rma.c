@@ -24,36 +24,27 @@ void dsm_rma_wait_flag(uint64_t *flag)
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, flag_set, flag);
 }
 
-/* Element addresses of a strided transfer, checked at both ends. */
-static char *strided_base(const char *routine, const void *addr,
-                          ptrdiff_t stride, size_t nelems, size_t size, int pe)
-{
-    char *first = dsm_rt_xlate(routine, addr, size, pe);
-    if (nelems > 1) {
-        const char *last =
-            (const char *)addr + (ptrdiff_t)(nelems - 1) * stride * (ptrdiff_t)size;
-        dsm_rt_xlate(routine, last, size, pe);
-    }
-    return first;
-}
-
 void dsm_rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t size, int pe,
                   const char *routine)
 {
     dsm_rma_ctx(ctx, routine);
     DSM_CHECK_PE(routine, pe);
+    /* Both ends in one segment, no overflow: the elements between and
+     * every i * stride * size below are then valid too. */
+    dsm_seg_check_strided(routine, dest, dst, nelems, 1, size, pe, 1);
+    dsm_seg_check_strided(routine, src, sst, nelems, 1, size, pe, 0);
     if (!nelems)
         return;
-    if (dsm_net_pe(pe)) {
+    if (!(dsm_path_of(pe)->caps & DSM_PATH_CAP_LOADSTORE)) {
         for (size_t i = 0; i < nelems; i++)
-            dsm_net_put(routine,
-                        (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
-                        (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
-                        size, pe, 0);
+            dsm_path_put((dsm_ctx_t *)ctx,
+                         (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
+                         (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
+                         size, pe, 0, routine);
         return;
     }
-    char *r = strided_base(routine, dest, dst, nelems, size, pe);
+    char *r = dsm_rt_xlate(routine, dest, size, pe);
     const char *s = src;
     for (size_t i = 0; i < nelems; i++)
         memcpy(r + (ptrdiff_t)i * dst * (ptrdiff_t)size,
@@ -66,18 +57,20 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
 {
     dsm_rma_ctx(ctx, routine);
     DSM_CHECK_PE(routine, pe);
+    dsm_seg_check_strided(routine, src, sst, nelems, 1, size, pe, 1);
+    dsm_seg_check_strided(routine, dest, dst, nelems, 1, size, pe, 0);
     if (!nelems)
         return;
-    if (dsm_net_pe(pe)) {
+    if (!(dsm_path_of(pe)->caps & DSM_PATH_CAP_LOADSTORE)) {
         for (size_t i = 0; i < nelems; i++)
-            dsm_net_get(routine,
-                        (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
-                        (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
-                        size, pe, 1);
-        dsm_net_quiet();
+            dsm_path_get((dsm_ctx_t *)ctx,
+                         (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
+                         (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
+                         size, pe, 1, routine);
+        dsm_path_flush((dsm_ctx_t *)ctx, pe);
         return;
     }
-    const char *r = strided_base(routine, src, sst, nelems, size, pe);
+    const char *r = dsm_rt_xlate(routine, src, size, pe);
     char *d = dest;
     for (size_t i = 0; i < nelems; i++)
         memcpy(d + (ptrdiff_t)i * dst * (ptrdiff_t)size,
@@ -340,38 +333,9 @@ DSM_WEAK(getmem_nbi)
 
 /* ---- ordering ---- */
 
-struct quiet_arg {
-    uint64_t *done;
-    uint64_t target;
-};
-
-static int quiet_reached(void *p)
-{
-    struct quiet_arg *a = p;
-    dsm_sdma_progress(dsm_rt.sdma, 1);
-    return __atomic_load_n(a->done, __ATOMIC_ACQUIRE) >= a->target;
-}
-
-/* Wait for what ctx issued to engine e so far (shmem_pe_quiet waits only
- * for the engines of its target PEs). */
-void dsm_rt_quiet_engine(dsm_ctx_t *ctx, int e)
-{
-    struct quiet_arg a = {
-        &ctx->done[e], __atomic_load_n(&ctx->issued[e], __ATOMIC_ACQUIRE)};
-    if (__atomic_load_n(a.done, __ATOMIC_ACQUIRE) >= a.target)
-        return;
-    dsm_backoff_t b = {0};
-    while (!quiet_reached(&a))
-        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, quiet_reached, &a);
-}
-
 void dsm_rt_quiet(dsm_ctx_t *ctx)
 {
-    for (int e = 0; e < dsm_rt.nengines; e++)
-        dsm_rt_quiet_engine(ctx, e);
-    /* The network's operations are not per context: all of them. */
-    if (dsm_net_active())
-        dsm_net_quiet();
+    dsm_path_quiet(ctx);
     /* Direct stores by this thread (inline puts) are ordered before what
      * follows the quiet. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -390,24 +354,12 @@ void pshmem_quiet(void)
     dsm_rt_quiet(&dsm_ctx_default);
 }
 
-/* Puts to one PE travel one engine queue in order; a fence has only to
- * keep later direct (inline) stores behind queued commands still in
- * flight, which it does by completing them. */
+/* Each path orders its own operations (shm: one engine queue per target,
+ * completed when direct stores could overtake it; net: the provider's
+ * write order, or a completion wait where it has none). */
 static void fence(dsm_ctx_t *c)
 {
-    /* Providers order little (tcp;ofi_rxm: not even write after write):
-     * there a fence over the network completes what was issued; where the
-     * provider orders writes (sockets) the engine rule below suffices. */
-    if (dsm_net_active() && !dsm_net_ordered()) {
-        dsm_rt_quiet(c);
-        return;
-    }
-    for (int e = 0; e < dsm_rt.nengines; e++)
-        if (__atomic_load_n(&c->done[e], __ATOMIC_ACQUIRE) !=
-            __atomic_load_n(&c->issued[e], __ATOMIC_ACQUIRE)) {
-            dsm_rt_quiet(c);
-            return;
-        }
+    dsm_path_fence(c);
     __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 

@@ -95,6 +95,61 @@ err: {
 }
 }
 
+/* ------------------------------------------------------------ strided */
+
+ptrdiff_t dsm_seg_check_strided(const char *routine, const void *addr,
+                                ptrdiff_t stride, size_t count, size_t piece,
+                                size_t size, int pe, int sym)
+{
+    const uintptr_t first = (uintptr_t)addr;
+    uintptr_t last, lo = first, hi = first;
+    ptrdiff_t step = 0, span = 0;
+    size_t len = 0;
+
+    if (!count)
+        return 0;
+    /* [lo, hi): every byte the pieces touch, whatever the stride's sign. */
+    int bad = __builtin_mul_overflow(piece, size, &len) |
+              __builtin_mul_overflow(stride, size, &step) |
+              __builtin_mul_overflow(count - 1, step, &span);
+    if (!bad) {
+        last = first + (uintptr_t)span;
+        bad = span >= 0 ? last < first : last > first;
+        lo = span >= 0 ? first : last;
+        bad |= __builtin_add_overflow(span >= 0 ? last : first, len, &hi);
+    }
+    /* "3 elements of 8 bytes" or "3 blocks of 2 x 8 bytes" */
+    char what[96];
+    if (piece == 1)
+        snprintf(what, sizeof(what), "%zu element%s of %zu bytes", count,
+                 count == 1 ? "" : "s", size);
+    else
+        snprintf(what, sizeof(what), "%zu block%s of %zu x %zu bytes", count,
+                 count == 1 ? "" : "s", piece, size);
+    if (bad)
+        dsm_rt_fatal(routine,
+                     "%s at %p with stride %td (target PE %d): the range "
+                     "overflows the address space",
+                     what, addr, stride, pe);
+    if (!sym)
+        return step;
+    for (int i = 0; i < dsm_rt.nsegs; i++) {
+        const dsm_seg_t *s = &dsm_rt.segs[i];
+        const uintptr_t b = (uintptr_t)s->base;
+        if (first - b >= s->size)
+            continue;
+        if (lo < b || hi - b > s->size)
+            dsm_rt_fatal(routine,
+                         "%s at %p with stride %td (target PE %d) span "
+                         "%p..%p, outside the %s segment [%p, %p) that holds "
+                         "the first",
+                         what, addr, stride, pe, (void *)lo, (void *)hi,
+                         s->name, (void *)s->base, (void *)(s->base + s->size));
+        return step;
+    }
+    dsm_rt_bad_addr(routine, addr, len, pe);
+}
+
 /* ------------------------------------------------------------ setup */
 
 typedef struct seg_info {

@@ -62,6 +62,16 @@ static inline int dsm_seg_heap_sizes(uint64_t want, size_t page,
     return 0;
 }
 
+/* Strided RMA: count pieces of piece elements of size bytes, piece i at
+ * addr + i * stride elements. Returns stride * size, the distance between
+ * pieces. Fails the job with one line naming routine, the target PE and
+ * the values when the range's arithmetic overflows, or, for the symmetric
+ * side (sym = 1), when its two ends are not in one symmetric segment (the
+ * pieces between them then are too). */
+ptrdiff_t dsm_seg_check_strided(const char *routine, const void *addr,
+                                ptrdiff_t stride, size_t count, size_t piece,
+                                size_t size, int pe, int sym);
+
 /* ---- GPU memory (gpu.c; no-ops without the cuda backend) ---- */
 struct dsm_heap;
 /* Before the sdma layer opens: tell the cuda backend the local rank. */
