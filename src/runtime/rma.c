@@ -36,12 +36,17 @@ void dsm_rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     dsm_seg_check_strided(routine, src, sst, nelems, 1, size, pe, 0);
     if (!nelems)
         return;
-    if (!(dsm_path_of(pe)->caps & DSM_PATH_CAP_LOADSTORE)) {
+    /* Not mapped (the network), or GPU memory on either side (the CPU may
+     * not touch it): element by element through the path, completed before
+     * return. */
+    if (!(dsm_path_of(pe)->caps & DSM_PATH_CAP_LOADSTORE) ||
+        dsm_rma_on_device(dest, src)) {
         for (size_t i = 0; i < nelems; i++)
             dsm_path_put((dsm_ctx_t *)ctx,
                          (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
                          (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)size,
-                         size, pe, 0, routine);
+                         size, pe, 1, routine);
+        dsm_path_flush((dsm_ctx_t *)ctx, pe);
         return;
     }
     char *r = dsm_rt_xlate(routine, dest, size, pe);
@@ -61,7 +66,8 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     dsm_seg_check_strided(routine, dest, dst, nelems, 1, size, pe, 0);
     if (!nelems)
         return;
-    if (!(dsm_path_of(pe)->caps & DSM_PATH_CAP_LOADSTORE)) {
+    if (!(dsm_path_of(pe)->caps & DSM_PATH_CAP_LOADSTORE) ||
+        dsm_rma_on_device(src, dest)) {
         for (size_t i = 0; i < nelems; i++)
             dsm_path_get((dsm_ctx_t *)ctx,
                          (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)size,
