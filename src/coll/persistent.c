@@ -126,20 +126,16 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
                      size_t nbytes)
 {
     dsm_plan_t *p = &r->plan;
-    const char *e = getenv("SHMEM_PERSISTENT_DEVSYNC");
-    const char *m = getenv("SHMEM_PERSISTENT_SYNC");
     int i, mode = DSM_DSYNC_HOST;
 
     /* host: measured fastest (persistent fcollect 1 KiB on H200: dev
-     * 27.4 us, hready 22.3-23.7, host 17.1; docs/PERFORMANCE.md). */
-    if (m && !strcmp(m, "dev"))
+     * 27.4 us, hready 22.3-23.7, host 17.1; docs/PERFORMANCE.md). The
+     * environment table allows only host, hready and dev. */
+    if (!strcmp(dsm_env.persistent_sync, "dev"))
         mode = DSM_DSYNC_DEV;
-    else if (m && !strcmp(m, "hready"))
+    else if (!strcmp(dsm_env.persistent_sync, "hready"))
         mode = DSM_DSYNC_HREADY;
-    else if (m && *m && strcmp(m, "host"))
-        dsm_log_warn("SHMEM_PERSISTENT_SYNC=%s: not dev, hready or host; "
-                     "using host", m);
-    if ((e && !strcmp(e, "0")) || !nbytes ||
+    if (!dsm_env.persistent_devsync || !nbytes ||
         (p->algo != DSM_ALGO_PCPY && p->algo != DSM_ALGO_B2B) ||
         !dsm_rt_private_device(dest) || !dsm_rt_private_device(src))
         return 0;
@@ -164,10 +160,9 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
  * is read through its mapping). */
 static size_t pull_min(void)
 {
-    const char *e = getenv("SHMEM_COLL_PULL_MIN");
-    if (!e || !*e)
-        return DSM_COLL_PULL_MIN_DEFAULT;
-    return (size_t)strtoull(e, NULL, 0);
+    if (!dsm_env.coll_pull_min_set || dsm_env.coll_pull_min == UINT64_MAX)
+        return DSM_COLL_PULL_MIN_DEFAULT; /* unset or auto */
+    return (size_t)dsm_env.coll_pull_min;
 }
 
 /* Start instance k: my trigger, then (HREADY/HOST) my ready value into

@@ -96,6 +96,42 @@ static const char *lookup(const char *name, char *used, size_t cap)
     return NULL;
 }
 
+/* STR variables whose value is one of a fixed list, checked at init (the
+ * others are checked where they are used, with their own messages). */
+static const struct {
+    const char *name;
+    const char *const *value;
+    const char *choices; /* '|'-separated */
+} str_choices[] = {
+    {"SHMEM_PERSISTENT_SYNC", &dsm_env.persistent_sync, "host|hready|dev"},
+};
+
+static int one_of(const char *v, const char *choices)
+{
+    size_t n = strlen(v);
+    for (const char *c = choices; *c;) {
+        size_t l = strcspn(c, "|");
+        if (l == n && !strncmp(c, v, n))
+            return 1;
+        c += l + (c[l] == '|');
+    }
+    return 0;
+}
+
+static int check_choices(void)
+{
+    for (size_t i = 0; i < DSM_ARRAY_SIZE(str_choices); i++) {
+        const char *v = *str_choices[i].value;
+        if (!one_of(v ? v : "", str_choices[i].choices)) {
+            dsm_log_error("shmem_init: invalid value '%s' for %s (one of %s)",
+                          v ? v : "", str_choices[i].name,
+                          str_choices[i].choices);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int dsm_env_init(void)
 {
     const char *v;
@@ -117,7 +153,7 @@ int dsm_env_init(void)
     }
     DSM_ENV_LIST(DSM_ENV_PARSE)
 #undef DSM_ENV_PARSE
-    return 0;
+    return check_choices();
 }
 
 static void fmt_SIZE(char *b, size_t n, uint64_t v)

@@ -11,11 +11,15 @@
  * shmem_uint64_p(&ack, 1, 0). It deadlocked while the request stayed in
  * PE 0's request ring until PE 0's next quiet or wait.
  *
- * Phase 2, copies the backend holds back: PE 0 issues a big put_nbi (the
+ * Phase 2: the same, but PE 0 watches ack with plain loads, making no
+ * call at all (shmem_test may make progress itself, which hides the
+ * defect in phase 1).
+ *
+ * Phase 3, copies the backend holds back: PE 0 issues a big put_nbi (the
  * stream is busy with it) and then 64 small put_nbi, which the backend
- * holds back while the stream runs (SHMEM_CUDA_COALESCE), then spins on
- * shmem_uint64_test again; PE 1 reads its device buffer until every block
- * has arrived, then answers. Nothing but a progress agent posts the held
+ * holds back while the stream runs (SHMEM_CUDA_COALESCE), then watches ack
+ * with plain loads; PE 1 reads its device buffer until every block has
+ * arrived, then answers. Nothing but a progress agent posts the held
  * copies here.
  *
  * A phase that does not end within PHASE_S seconds fails the test.
@@ -40,7 +44,7 @@ static uint64_t sig, ack;
 
 static void on_alarm(int s)
 {
-    static const char msg[] = "FAIL: gpu_progress: phase 1 or 2 did not end "
+    static const char msg[] = "FAIL: gpu_progress: a phase did not end "
                               "within the time limit: a request issued was "
                               "not started without a later call\n";
     (void)s;
@@ -123,7 +127,28 @@ int main(void)
     if (me == 0)
         printf("gpu_progress: phase 1 (putmem_signal_nbi + test loop) ok\n");
 
-    /* ---- phase 2: held-back put_nbi, then test in a loop */
+    /* ---- phase 2: the same without any call: PE 0 watches ack with plain
+     * loads (shmem_test may itself make progress) */
+    if (me == 1)
+        gpu_memset(DP(dst), 0, N1);
+    shmem_barrier_all();
+    arm();
+    if (me == 0) {
+        shmem_putmem_signal_nbi(dst, src, N1, &sig, 2, SHMEM_SIGNAL_SET, 1);
+        while (__atomic_load_n(&ack, __ATOMIC_ACQUIRE) != 2)
+            ;
+    } else if (me == 1) {
+        shmem_signal_wait_until(&sig, SHMEM_CMP_EQ, 2);
+        wait_bytes(dst, 0, h, N1, 1);
+        shmem_uint64_p(&ack, 2, 0);
+    }
+    alarm(0);
+    shmem_quiet();
+    shmem_barrier_all();
+    if (me == 0)
+        printf("gpu_progress: phase 2 (putmem_signal_nbi + load loop) ok\n");
+
+    /* ---- phase 3: held-back put_nbi, then plain loads */
     if (me == 0) {
         for (size_t o = 0; o < total; o++)
             h[o] = pat(o, 2);
@@ -141,14 +166,14 @@ int main(void)
         for (size_t i = 0; i < NSMALL; i++)
             shmem_putmem_nbi(dst + 2 * i * SMALL, src + 2 * i * SMALL, SMALL,
                              1);
-        while (!shmem_uint64_test(&ack, SHMEM_CMP_EQ, 2))
+        while (__atomic_load_n(&ack, __ATOMIC_ACQUIRE) != 3)
             ;
     } else if (me == 1) {
         /* Every small block, and the big one; the gaps stay 0. */
         for (size_t i = 0; i < NSMALL; i++)
             wait_bytes(dst, 2 * i * SMALL, h, SMALL, 2);
         wait_bytes(dst, big_off, h, BIG, 2);
-        shmem_uint64_p(&ack, 2, 0);
+        shmem_uint64_p(&ack, 3, 0);
     }
     alarm(0);
     shmem_quiet();
@@ -158,10 +183,10 @@ int main(void)
         for (size_t i = 0; i < NSMALL; i++)
             for (size_t o = 0; o < SMALL; o++)
                 if (h[(2 * i + 1) * SMALL + o] != 0)
-                    MP_FAIL("phase 2: gap %zu byte %zu was written", i, o);
+                    MP_FAIL("phase 3: gap %zu byte %zu was written", i, o);
     }
     if (me == 0)
-        printf("gpu_progress: phase 2 (held-back put_nbi + test loop) ok\n");
+        printf("gpu_progress: phase 3 (held-back put_nbi + load loop) ok\n");
     free(h);
     shmem_free(dst);
     shmem_free(src);

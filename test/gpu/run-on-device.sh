@@ -13,6 +13,8 @@
 #       SHMEM_CUDA_COUNT_LAUNCHES=1: the library must launch no kernel
 #       (RMA, fcollect, alltoall, on-stream collectives)
 #   gpu_stream                    (its signal-add uses a kernel: counted)
+#   gpu_progress                  a request starts without a later call
+#                                 (put_signal_nbi + test loop; held put_nbi)
 #   the same with 2 PEs on one GPU
 #   gpu_coll with SHMEM_PERSISTENT_SYNC=host and SHMEM_COLL_PULL_MIN=1
 #   bench/gpu_bench --compare nccl, then each performance lever alone
@@ -56,7 +58,8 @@ if command -v gcc >/dev/null && command -v make >/dev/null && [ -x "$SRC/configu
             --disable-werror && \
          make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
             test/gpu/gpu_rma test/gpu/gpu_stream test/gpu/gpu_coll \
-            test/gpu/gpu_graph bench/gpu_bench test/mp/exit_prog; } \
+            test/gpu/gpu_graph test/gpu/gpu_progress bench/gpu_bench \
+            test/mp/exit_prog; } \
         >"$OUTDIR/build.log" 2>&1; then
         row "build (configure + make, here)" ok
     else
@@ -150,6 +153,7 @@ if [ "$NGPU" -ge 2 ]; then
     kcount "gpu_coll (fcollect, alltoall), 2 GPUs" zero
     run "gpu_stream  2 PEs, 2 GPUs" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
     kcount "gpu_stream (has SIGNAL_ADD), 2 GPUs" any
+    run "gpu_progress 2 PEs, 2 GPUs" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_progress"
     unset SHMEM_CUDA_COUNT_LAUNCHES
     # Persistent sync protocols and the split push/pull under test.
     run "gpu_coll    2 PEs, 2 GPUs, persistent sync host" 60 env SHMEM_PERSISTENT_SYNC=host \
@@ -170,6 +174,8 @@ else
     row "2 PEs on 2 GPUs" "SKIP (one GPU)"
 fi
 export SHMEM_CUDA_DEVICE=0 SHMEM_CUDA_COUNT_LAUNCHES=1
+run "gpu_progress 2 PEs, 1 GPU" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_progress"
+kcount "gpu_progress, 2 PEs on 1 GPU" zero
 run "gpu_graph   2 PEs, 1 GPU" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_graph"
 kcount "gpu_graph, 2 PEs on 1 GPU" any
 run "gpu_rma     2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
