@@ -62,7 +62,7 @@ struct dsm_coll_req {
     uint64_t *rdy;                       /* [nslots][np] (HREADY/HOST) */
     const char *routine;
     uint32_t magic;
-    int net;              /* team spans nodes: run at wait (see above) */
+    int at_wait;          /* team not all mapped: run at wait (see above) */
     void *dest;
     const void *src;
     size_t nbytes;
@@ -149,8 +149,8 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
         x->aw_in = dsm_rt_device_sync_word(dsm_rt.me, slot, 1, x->m);
         if (!x->rw_out || !x->aw_out || !x->rw_in || !x->aw_in)
             return 0;
-        if (mode != DSM_DSYNC_DEV && dsm_net_pe(pe))
-            mode = DSM_DSYNC_DEV; /* not reached: r->net teams run at wait */
+        if (mode != DSM_DSYNC_DEV && !dsm_coll_pe_mapped(pe))
+            mode = DSM_DSYNC_DEV; /* not reached: r->at_wait teams run at wait */
     }
     return mode;
 }
@@ -243,9 +243,9 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
         *out = r;
         return 0;
     }
-    if (r->t->net) {
+    if (!dsm_team_mapped(r->t)) {
         dsm_coll_algo_team(r->t, kind, nbytes, dest, source, routine);
-        r->net = 1;
+        r->at_wait = 1;
         r->dest = dest;
         r->src = source;
         r->nbytes = nbytes;
@@ -330,7 +330,7 @@ static void local_run(struct dsm_coll_req *r)
 static void wait_started(struct dsm_coll_req *r)
 {
     uint64_t k = r->started;
-    if (r->net) {
+    if (r->at_wait) {
         if (r->plan.kind == DSM_COLL_AG)
             dsm_coll_fcollect(r->t, r->dest, r->src, r->nbytes);
         else
@@ -376,7 +376,7 @@ int pshmemx_req_start(shmemx_req_t req)
         local_run(r); /* a team of one: done, but active until the wait */
         return 0;
     }
-    if (r->net)
+    if (r->at_wait)
         return 0; /* runs at wait */
     fire(r, r->started);
     return 0;
@@ -400,7 +400,7 @@ int pshmemx_req_wait(shmemx_req_t req)
         return 0;
     }
     wait_started(r);
-    if (!r->net)
+    if (!r->at_wait)
         post_next(r);
     return 0;
 }
@@ -411,7 +411,7 @@ int pshmemx_req_free(shmemx_req_t req)
     struct dsm_coll_req *r = req_check(req, "shmemx_req_free");
     int i, cancelled = 1;
 
-    if (r->t && r->net) {
+    if (r->t && r->at_wait) {
         if (r->started != r->completed)
             wait_started(r);
         pshmem_team_destroy((shmem_team_t)r->t);

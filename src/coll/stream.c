@@ -1,20 +1,185 @@
 /*
- * The one thing the on-stream collectives (src/runtime/gpu.c) need from
- * the teams: members, my index and the team's slot, which indexes the
- * team's stream synchronisation words in the device heap. Kept apart from
- * the host collectives: nothing here touches the team's host-side signal
- * counts (the stream protocol does not use them; gpu.c says why).
+ * The on-stream collectives: shmemx_barrier_on_stream,
+ * shmemx_fcollectmem_on_stream, shmemx_alltoallmem_on_stream. They enqueue
+ * on the caller's stream through the sdma layer's GPU table (sdma.h) and
+ * use the team's stream synchronisation words, which runtime/gpu.c keeps at
+ * the top of the device heap. Kept apart from the host collectives: nothing
+ * here touches the team's host-side signal counts (the protocol below says
+ * why).
  */
 #include "coll/coll.h"
 #include "runtime/gpu.h"
 
-void dsm_coll_stream_team(shmem_team_t team, const char *routine,
-                          dsm_stream_team_t *out)
-{
-    dsm_team_t *t = dsm_team_check(team, routine);
+#include <stdlib.h>
 
-    out->size = t->size;
-    out->me = t->my_idx;
-    out->pes = t->pes;
-    out->slot = t->slot;
+#include <shmemx.h>
+#include <pshmemx.h>
+
+/* ------------------------------------------------------------ on-stream
+ * collectives
+ *
+ * shmemx_barrier_on_stream, shmemx_fcollectmem_on_stream and
+ * shmemx_alltoallmem_on_stream enqueue on the caller's stream only:
+ * stream memory operations for the synchronisation, copies for the data,
+ * no kernel and no host synchronisation, so a call can be captured into a
+ * CUDA graph and the graph replayed any number of times.
+ *
+ * Protocol: every call is two exchanges ("phases") around its copies:
+ *   phase 0 (ready):    store 1 into word [0][me] of every peer, wait until
+ *                       my words [0][m] of every peer m are 1, store 0 into
+ *                       them;
+ *   copies:             my blocks into the peers' dest (and my own);
+ *   phase 1 (arrival):  the same on words [1][*].
+ * A barrier is the two phases without copies. The words are device memory
+ * (the top of each PE's device heap, one group of 2 x npes words per team
+ * slot), written by the peers' streams over NVLink and waited for by the
+ * owner's stream, so no word crosses PCIe or passes through a host thread.
+ *
+ * Why not the monotonic pairwise counts of the host collectives (coll.h):
+ * a count is a value chosen when the call is made; a captured call would
+ * bake the value of its capture into the graph, and every replay would
+ * signal and expect the same k. Counting on the GPU needs an atomic add,
+ * i.e. a kernel (the copy engines and stream memory operations have none).
+ * So the values are constants and each word is reset by its owner: every
+ * call enqueues exactly the same operations, whether run directly or
+ * replayed, and direct calls and replays mix freely. The reset is safe
+ * because the two phases alternate: a peer's next store into my word
+ * [p][peer] happens in its next call's phase p, after it passed phase 1-p,
+ * which needs my store of phase 1-p, which my stream issues after my reset
+ * of [p][peer]. For the same reason a call never uses a single phase.
+ * Every word is 0 again when a call completes, so a slot is clean for the
+ * next team that gets it. Like the host collectives, calls on one team must
+ * be issued in the same order on every member, and not on two streams at
+ * once.
+ */
+
+/* Word [phase][idx] of PE pe's synchronisation words of team slot slot,
+ * as mapped here (runtime/gpu.c keeps them at the top of the device heap). */
+static uint64_t *sync_word(const char *routine, int pe, int slot, int phase,
+                           int idx)
+{
+    uint64_t *w = dsm_rt_device_sync_word(pe, slot, phase, idx);
+    if (!w) {
+        if (!dsm_rt_device_heap())
+            dsm_rt_fatal(routine, "needs a device heap "
+                         "(SHMEM_DEVICE_HEAP_SIZE is 0)");
+        dsm_rt_fatal(routine, "PE %d is not on this PE's node: on-stream "
+                     "collectives need every member's device heap mapped",
+                     pe);
+    }
+    return w;
 }
+
+/* One phase over the team (see above). */
+static void stream_phase(const char *routine, const dsm_sdma_gpu_ops_t *g,
+                         const dsm_team_t *t, int phase, void *stream)
+{
+    const size_t np = (size_t)t->size - 1;
+    uint64_t **out, **in;
+
+    if (!np)
+        return;
+    out = malloc(2 * np * sizeof(*out));
+    if (!out)
+        dsm_rt_fatal(routine, "out of memory for %zu peers", np);
+    in = out + np;
+    for (size_t i = 0; i < np; i++) {
+        int m = (t->my_idx + 1 + (int)i) % t->size;
+        out[i] = sync_word(routine, t->pes[m], t->slot, phase, t->my_idx);
+        in[i] = sync_word(routine, dsm_rt.me, t->slot, phase, m);
+    }
+    dsm_rt_stream_check(routine, g->exchange_on_stream(out, in, np, stream));
+    free(out);
+}
+
+/* The copies of one fcollect (a2a = 0) or alltoall (a2a = 1). */
+static void stream_copies(const char *routine, const dsm_sdma_gpu_ops_t *g,
+                          const dsm_team_t *t,
+                          char *dest, const char *src, size_t nbytes, int a2a,
+                          void *stream)
+{
+    const size_t n = (size_t)t->size;
+    void **dst = malloc(n * (sizeof(void *) * 2 + sizeof(size_t)));
+    const void **srcs;
+    size_t *len, k = 0;
+    char *mine = dest + (size_t)t->my_idx * nbytes;
+
+    if (!dst)
+        dsm_rt_fatal(routine, "out of memory for %zu copies", n);
+    srcs = (const void **)(dst + n);
+    len = (size_t *)(void *)(srcs + n);
+    /* Peers first, in rotation order, then my own block. */
+    for (size_t i = 1; i <= n; i++) {
+        int m = (t->my_idx + (int)i) % t->size;
+        const char *s = a2a ? src + (size_t)m * nbytes : src;
+        if (m == t->my_idx) {
+            if (s == mine)
+                continue; /* in place */
+            dst[k] = mine;
+        } else {
+            dst[k] = dsm_rt_xlate(routine, mine, nbytes, t->pes[m]);
+        }
+        srcs[k] = s;
+        len[k++] = nbytes;
+    }
+    dsm_rt_stream_check(routine,
+                 g->copies_on_stream(dst, srcs, len, k, stream));
+    free(dst);
+}
+
+int pshmemx_barrier_on_stream(shmem_team_t team, void *stream)
+{
+    const char *routine = "shmemx_barrier_on_stream";
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    dsm_team_t *t = dsm_team_check(team, routine);
+    stream_phase(routine, g, t, 0, stream);
+    stream_phase(routine, g, t, 1, stream);
+    return 0;
+}
+DSM_WEAKX(barrier_on_stream)
+
+static void stream_coll(const char *routine, shmem_team_t team, void *dest,
+                        const void *source, size_t nbytes, int a2a,
+                        void *stream)
+{
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    dsm_team_t *t = dsm_team_check(team, routine);
+    if (!nbytes)
+        return;
+    const size_t total = nbytes * (size_t)t->size;
+    const char *s = source, *d = dest;
+    const size_t sspan = a2a ? total : nbytes;
+    if (!dest || !source)
+        dsm_rt_fatal(routine, "%s is NULL", dest ? "source" : "dest");
+    /* dest must be symmetric (checked by the translation below, here for
+     * the whole span) and, except for an in-place fcollect, apart from
+     * source. */
+    (void)dsm_rt_xlate(routine, dest, total, dsm_rt.me);
+    if (!(!a2a && s == d + (size_t)t->my_idx * nbytes) && s < d + total &&
+        d < s + sspan)
+        dsm_rt_fatal(routine, "source %p overlaps dest %p (%zu bytes per PE)",
+                     source, dest, nbytes);
+    stream_phase(routine, g, t, 0, stream);
+    stream_copies(routine, g, t, dest, source, nbytes, a2a, stream);
+    stream_phase(routine, g, t, 1, stream);
+}
+
+int pshmemx_fcollectmem_on_stream(shmem_team_t team, void *dest,
+                                  const void *source, size_t nelems,
+                                  void *stream)
+{
+    stream_coll("shmemx_fcollectmem_on_stream", team, dest, source, nelems, 0,
+                stream);
+    return 0;
+}
+DSM_WEAKX(fcollectmem_on_stream)
+
+int pshmemx_alltoallmem_on_stream(shmem_team_t team, void *dest,
+                                  const void *source, size_t nelems,
+                                  void *stream)
+{
+    stream_coll("shmemx_alltoallmem_on_stream", team, dest, source, nelems, 1,
+                stream);
+    return 0;
+}
+DSM_WEAKX(alltoallmem_on_stream)

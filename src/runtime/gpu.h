@@ -1,8 +1,8 @@
 /*
- * What src/coll/stream.c and src/runtime/gpu.c share for the on-stream
- * collectives (shmemx_barrier_on_stream, shmemx_fcollectmem_on_stream,
- * shmemx_alltoallmem_on_stream): the team as the stream code needs it,
- * without the team internals.
+ * The runtime's GPU memory as the rest of the library sees it: the GPU
+ * table of the open backend for the on-stream routines, and the stream
+ * synchronisation words at the top of the device heap (used by the
+ * on-stream collectives in coll/stream.c and the persistent collectives).
  */
 #ifndef DSM_RUNTIME_GPU_H
 #define DSM_RUNTIME_GPU_H
@@ -10,17 +10,13 @@
 #include <shmem.h>
 #include <stdint.h>
 
-typedef struct dsm_stream_team {
-    int size;       /* members */
-    int me;         /* my index */
-    const int *pes; /* [size] world PE of each member */
-    int slot;       /* the team's slot: same on every member */
-} dsm_stream_team_t;
+#include "sdma/sdma.h"
 
-/* src/coll/stream.c: the team behind a handle; fails the job (naming
- * routine) on an invalid handle. */
-void dsm_coll_stream_team(shmem_team_t team, const char *routine,
-                          dsm_stream_team_t *out);
+/* The open backend's GPU memory, or the job fails naming routine (on-stream
+ * routines without a GPU backend). */
+const dsm_sdma_gpu_ops_t *dsm_rt_need_gpu(const char *routine);
+/* Fails the job naming routine when an on-stream operation failed. */
+void dsm_rt_stream_check(const char *routine, dsm_status_t st);
 
 /* Word idx of phase (0, 1) of team slot `slot` in world PE pe's device
  * synchronisation area, as mapped in this process; NULL without a device

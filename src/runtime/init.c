@@ -12,13 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-struct dsm_rt dsm_rt = {.me = -1, .npes = 0};
-static uint64_t ctx_default_counters[2][64] DSM_ALIGNED_CL;
-struct dsm_ctx dsm_ctx_default = {
-    .issued = ctx_default_counters[0],
-    .done = ctx_default_counters[1],
-};
-DSM_API shmem_ctx_t SHMEM_CTX_DEFAULT = &dsm_ctx_default;
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int atexit_registered;
@@ -159,7 +152,7 @@ static int do_init(int requested)
         goto fail;
     if (dsm_paths_init() != DSM_OK) /* path.h: how each PE is reached */
         goto fail;
-    memset(ctx_default_counters, 0, sizeof(ctx_default_counters));
+    dsm_ctx_default_reset();
     dsm_debug("init: %d PEs, node %d/%d, heap %zu bytes, static %zu bytes, "
               "sdma %s with %d engine(s), inline max %zu, nbi inline max %zu",
               dsm_rt.npes, dsm_rt.boot.node_rank, dsm_rt.boot.node_size,

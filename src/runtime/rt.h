@@ -84,6 +84,8 @@ struct dsm_rt {
 
 extern struct dsm_rt dsm_rt;
 extern struct dsm_ctx dsm_ctx_default;
+/* Zero the default context's counters (init). */
+void dsm_ctx_default_reset(void);
 
 /* ---- errors ---- */
 

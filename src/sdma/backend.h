@@ -35,6 +35,10 @@ struct dsm_sdma_backend_ops {
      * queue itself where that is possible (cpu). */
     uint64_t (*poll)(dsm_sdma_queue_t *q, int help);
     uint32_t (*caps)(const dsm_sdma_t *s);
+    /* GPU backends: their GPU memory (sdma.h) and its settings, given
+     * before open. NULL for the others. */
+    const dsm_sdma_gpu_ops_t *gpu;
+    void (*gpu_configure)(const dsm_sdma_gpu_settings_t *set);
 };
 
 /* A request travelling from an application thread to the proxy. */

@@ -396,3 +396,18 @@ void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
     if (wake)
         dsm_wake_notify(wake);
 }
+
+/* ------------------------------------------------------------ GPU memory */
+
+void dsm_sdma_gpu_configure(const dsm_sdma_gpu_settings_t *set)
+{
+    for (size_t i = 0; i < DSM_ARRAY_SIZE(backends); i++)
+        if (backends[i]->gpu_configure)
+            backends[i]->gpu_configure(set);
+}
+
+const dsm_sdma_gpu_ops_t *dsm_sdma_gpu(const dsm_sdma_t *s)
+{
+    const dsm_sdma_gpu_ops_t *g = s ? s->ops->gpu : NULL;
+    return g && g->active() ? g : NULL;
+}

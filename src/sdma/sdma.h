@@ -195,4 +195,62 @@ dsm_status_t dsm_sdma_queue_cancel(dsm_sdma_queue_t *q);
 void dsm_sdma_trigger(dsm_sdma_t *s, uint64_t *word, uint64_t value,
                       dsm_wake_t *wake);
 
+/* ---- GPU memory: the device side of a GPU backend ----
+ * A backend that drives a GPU's engines (cuda; hsa) also owns that GPU's
+ * memory: the device heap, which pointers are device memory, host memory
+ * registered for its engines, synchronous copies, the stream operations of
+ * the on-stream API. The runtime reaches them only through this table
+ * (src/runtime/gpu.c), never through a backend's own header. */
+typedef struct dsm_sdma_gpu_settings {
+    int local_rank;     /* the PE's GPU is local_rank modulo the GPU count */
+    long device;        /* ... unless >= 0 (SHMEM_CUDA_DEVICE) */
+    long batch_min;     /* runs of at least this many copies go through one
+                         * batched call (SHMEM_CUDA_BATCH_MIN) */
+    int prefer_ce;      /* keep batched copies on the copy engines
+                         * (SHMEM_CUDA_PREFER_CE) */
+    int coalesce;       /* hold back plain-copy doorbells while the stream
+                         * runs (SHMEM_CUDA_COALESCE) */
+    int merge;          /* merge adjacent copies of a run (SHMEM_CUDA_MERGE) */
+    int count_launches; /* count the library's kernel and host-function
+                         * launches (SHMEM_CUDA_COUNT_LAUNCHES) */
+} dsm_sdma_gpu_settings_t;
+
+typedef struct dsm_sdma_gpu_ops {
+    const char *name;
+    int (*active)(void); /* the GPU side opened (device and driver found) */
+    int (*device)(void); /* the GPU's index */
+    dsm_status_t (*register_host)(void *p, size_t len);
+    void (*unregister_host_all)(void);
+    /* The device heap: create (size rounded up, an fd to share with local
+     * peers), import a peer's fd, unmap. */
+    dsm_status_t (*heap_create)(size_t *size, int *fd, void **base);
+    dsm_status_t (*heap_import)(int fd, size_t size, void **base);
+    void (*heap_unmap)(void *base);
+    int (*ptr_is_device)(const void *p);
+    dsm_status_t (*copy_sync)(void *dst, const void *src, size_t n);
+    /* The on-stream operations (stream: the caller's stream handle). */
+    dsm_status_t (*memcpy_on_stream)(void *dst, const void *src, size_t n,
+                                     void *stream);
+    dsm_status_t (*signal_on_stream)(uint64_t *word, uint64_t value, int add,
+                                     void *stream);
+    dsm_status_t (*wait_on_stream)(uint64_t *word, uint64_t value, int eq,
+                                   void *stream);
+    dsm_status_t (*quiet_on_stream)(dsm_sdma_t *s, void *stream);
+    dsm_status_t (*copies_on_stream)(void *const *dst,
+                                     const void *const *src,
+                                     const size_t *len, size_t n,
+                                     void *stream);
+    dsm_status_t (*exchange_on_stream)(uint64_t *const *out,
+                                       uint64_t *const *in, size_t n,
+                                       void *stream);
+    /* SHMEM_CUDA_COUNT_LAUNCHES: 1 and the counts when counting. */
+    int (*launch_counts)(uint64_t *kernels, uint64_t *host_fns);
+} dsm_sdma_gpu_ops_t;
+
+/* Before dsm_sdma_open: the settings of every GPU backend built in. */
+void dsm_sdma_gpu_configure(const dsm_sdma_gpu_settings_t *set);
+/* The open backend's GPU memory, or NULL (no GPU backend open, or its GPU
+ * side is not active). */
+const dsm_sdma_gpu_ops_t *dsm_sdma_gpu(const dsm_sdma_t *s);
+
 #endif /* DSM_SDMA_H */

@@ -882,6 +882,8 @@ const dsm_sdma_backend_ops_t dsm_sdma_cuda_ops = {
     .submit = cuda_submit,
     .poll = cuda_poll,
     .caps = cuda_caps,
+    .gpu = &dsm_cuda_gpu_ops,
+    .gpu_configure = dsm_cuda_configure,
 };
 
 /* ------------------------------------------------------------ progress agent

@@ -15,19 +15,8 @@
 
 /* The runtime's settings for the backend (its environment table: the
  * sdma layer reads no environment). Given before dsm_sdma_open. */
-typedef struct dsm_cuda_settings {
-    int local_rank;     /* the PE's GPU is local_rank modulo the GPU count */
-    long device;        /* ... unless >= 0 (SHMEM_CUDA_DEVICE) */
-    long batch_min;     /* runs of at least this many copies go through
-                         * cuMemcpyBatchAsync (SHMEM_CUDA_BATCH_MIN) */
-    int prefer_ce;      /* ask the driver to keep batched copies on the copy
-                         * engines (SHMEM_CUDA_PREFER_CE) */
-    int coalesce;       /* hold back plain-copy doorbells while the stream
-                         * runs (SHMEM_CUDA_COALESCE) */
-    int merge;          /* merge adjacent copies of a run (SHMEM_CUDA_MERGE) */
-    int count_launches; /* count the library's kernel and host-function
-                         * launches (SHMEM_CUDA_COUNT_LAUNCHES) */
-} dsm_cuda_settings_t;
+/* The settings are the generic GPU settings of the sdma layer (sdma.h). */
+typedef dsm_sdma_gpu_settings_t dsm_cuda_settings_t;
 void dsm_cuda_configure(const dsm_cuda_settings_t *set);
 /* 1 once the cuda backend is open in this process. */
 int dsm_cuda_active(void);
@@ -84,5 +73,9 @@ dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
 /* Launch counts of the library's CUDA calls (SHMEM_CUDA_COUNT_LAUNCHES=1).
  * Returns 0 when counting is off. */
 int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns);
+
+/* This backend's GPU memory table (gpu_ops.c), reached by the runtime
+ * through dsm_sdma_gpu() only. */
+extern const dsm_sdma_gpu_ops_t dsm_cuda_gpu_ops;
 
 #endif /* DSM_SDMA_CUDA_DEVMEM_H */
