@@ -15,6 +15,8 @@
 #   gpu_stream                    (its signal-add uses a kernel: counted)
 #   gpu_progress                  a request starts without a later call
 #                                 (put_signal_nbi + test loop; held put_nbi)
+#   gpu_devword                   CPU-side AMO/wait/test/signal on device
+#                                 words fail with one line; iput/iget work
 #   the same with 2 PEs on one GPU
 #   gpu_coll with SHMEM_PERSISTENT_SYNC=host and SHMEM_COLL_PULL_MIN=1
 #   bench/gpu_bench --compare nccl, then each performance lever alone
@@ -58,7 +60,7 @@ if command -v gcc >/dev/null && command -v make >/dev/null && [ -x "$SRC/configu
             --disable-werror && \
          make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
             test/gpu/gpu_rma test/gpu/gpu_stream test/gpu/gpu_coll \
-            test/gpu/gpu_graph test/gpu/gpu_progress bench/gpu_bench \
+            test/gpu/gpu_graph test/gpu/gpu_progress test/gpu/gpu_devword bench/gpu_bench \
             test/mp/exit_prog; } \
         >"$OUTDIR/build.log" 2>&1; then
         row "build (configure + make, here)" ok
@@ -181,6 +183,7 @@ kcount "gpu_graph, 2 PEs on 1 GPU" any
 run "gpu_rma     2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
 kcount "gpu_rma, 2 PEs on 1 GPU" any
 run "gpu_stream  2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
+run "gpu_devword 2 PEs, 1 GPU (CPU on device words)" 90 bash "$SRC/test/gpu/gpu_devword.sh"
 unset SHMEM_CUDA_DEVICE SHMEM_CUDA_COUNT_LAUNCHES
 if [ "$NGPU" -ge 2 ]; then
     for algo in pcpy b2b; do
