@@ -10,10 +10,18 @@
  * process (my copy of the object) and applies the operation to PE pe's copy;
  * the module turns it into (segment, offset) and the peer's registration.
  *
- * Completion: every operation is posted with a completion; quiet waits until
- * none is outstanding, and writes are posted with FI_DELIVERY_COMPLETE where
- * the provider offers it, so a completed put is visible at the target.
- * Data-before-signal ordering: a signal goes out only after a quiet.
+ * User RMA and AMOs (put, get, amo) must address the user part of a
+ * segment: the runtime's internal area after the user heap fails with the
+ * same one-line error as for a PE on this node. Signals and load64 are the
+ * runtime's (team and barrier words in the internal area) and may.
+ *
+ * Completion: every operation is counted by its context; quiet waits until
+ * none of the context's is outstanding, and writes are posted with
+ * FI_DELIVERY_COMPLETE where the provider offers it (else quiet reads from
+ * each PE written, the provider ordering reads after writes), so a
+ * completed put is visible at the target. Data-before-signal ordering: a
+ * signal goes out only after the writes of its context to its PE complete,
+ * unless the provider places writes in order.
  */
 #ifndef DSM_NET_H
 #define DSM_NET_H
@@ -42,6 +50,10 @@ dsm_status_t dsm_net_init(void);
 void dsm_net_fini(void);
 /* "tcp;ofi_rxm" etc., or NULL when the network is not in use. */
 const char *dsm_net_provider(void);
+/* One line for SHMEM_INFO: the provider, how quiet completes writes
+ * (delivery-complete, or reads ordered after writes), how a signal follows
+ * data; NULL when the network is not in use. */
+const char *dsm_net_describe(void);
 /* 1 when the provider places RMA and atomic writes to a PE in the order
  * they were posted (FI_ORDER_WAW, any size): fence and data-before-signal
  * then need no completion wait. */
@@ -52,7 +64,16 @@ int dsm_net_ordered(void);
  * Created by the path table when a context is created, only while the job
  * uses the network. */
 typedef struct dsm_net_ctx dsm_net_ctx_t;
-dsm_net_ctx_t *dsm_net_ctx_create(void);
+/* DSM_NET_CTX_DEFAULT: the default context's state (the endpoint every
+ * peer targets), which NULL also names; otherwise a new endpoint with its
+ * own counters, or NULL when the provider cannot open one (shmem_ctx_create
+ * then fails). DSM_NET_CTX_SHARED: several threads may use it at once
+ * (SHMEM_THREAD_MULTIPLE without SHMEM_CTX_PRIVATE/SERIALIZED): posting
+ * and quiet then take its lock, which makes quiet exact among threads. */
+#define DSM_NET_CTX_DEFAULT 1
+#define DSM_NET_CTX_SHARED 2
+dsm_net_ctx_t *dsm_net_ctx_create(int flags);
+/* Completes nc's operations first; the default context's state stays. */
 void dsm_net_ctx_destroy(dsm_net_ctx_t *nc);
 
 /* Put len bytes from src (any local memory) to PE pe's copy of sym. nbi: 0

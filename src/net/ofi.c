@@ -1,27 +1,41 @@
 /*
  * libfabric data path for PEs on other nodes (net.h).
  *
- * One RDM endpoint per PE (FI_THREAD_SAFE domain), one AV table holding
- * every PE, one CQ in selective-completion mode and two completion
- * counters (FI_WRITE, FI_READ). A blocking operation is posted with
+ * One FI_THREAD_SAFE domain, one AV table holding every PE, one CQ in
+ * selective-completion mode. Every context (dsm_net_ctx_t) has its own RDM
+ * endpoint and its own pair of completion counters (FI_WRITE, FI_READ):
+ * the default context's endpoint is the one whose name the PEs exchange
+ * (every peer targets it), a context created later gets an endpoint of its
+ * own that only initiates (tcp;ofi_rxm offers one transmit context per
+ * endpoint, so no scalable endpoint). A blocking operation is posted with
  * FI_COMPLETION and its caller's flag as context, set by whichever thread
- * reads the entry. Every operation is counted in `posted`; quiet waits
- * until the two counters together reach the count it saw on entry
- * (injected operations produce no CQ entry on some providers, tcp;ofi_rxm,
- * but always count; which counter a fetching atomic bumps does not matter
- * to the sum). Writes and AMOs carry
- * FI_DELIVERY_COMPLETE where the provider accepts it: their completion
- * means the data is visible at the target, which quiet and the signal
- * ordering rely on. Where the provider refuses it (getinfo retried
- * without), quiet adds a read from every PE written since the last quiet:
- * its completion can only come after the earlier writes were placed
- * (providers order read-after-write, checked at startup).
+ * reads the shared CQ. Every operation is counted in its context's
+ * `posted`; quiet waits until the context's two counters together reach
+ * it (injected operations produce no CQ entry on some providers,
+ * tcp;ofi_rxm, but always count; which counter a fetching atomic bumps
+ * does not matter to the sum). A context that several threads may use at
+ * once (the default context under SHMEM_THREAD_MULTIPLE, a context created
+ * without SHMEM_CTX_PRIVATE/SERIALIZED) has a lock: posting holds it
+ * shared, quiet and flush hold it exclusive, so that a quiet's count covers
+ * exactly the operations posted before it and its reset of `written[]`
+ * cannot drop a mark another thread set for an operation still in flight.
+ *
+ * Completion of writes: FI_DELIVERY_COMPLETE where the provider accepts it
+ * (their completion means the data is visible at the target). Otherwise
+ * the provider must order reads after writes (FI_ORDER_RAW, asked for and
+ * checked at startup; a provider with neither is refused): quiet then adds
+ * a read from every PE written since the last quiet, which completes only
+ * after those writes were placed. SHMEM_OFI_COMPLETION=read forces the
+ * second method (for testing it on a provider that has both).
  *
  * Memory: the heap segment (user heap + the runtime's internal area, so
  * that team signal words are reachable) and the static segment are
  * registered; each PE publishes its endpoint name, the segments' base
  * addresses and keys through the bootstrap. Target addresses are the
  * peer's virtual address (FI_MR_VIRT_ADDR) or the offset in the region.
+ * User RMA and AMOs are checked against the user part of the heap (as the
+ * shm path's dsm_rt_xlate does); only the runtime's own operations
+ * (signals, load64, quiet's flush reads) reach the internal area.
  *
  * Atomics: each (operation, 4/8-byte integer) is checked with
  * fi_query_atomic / fi_query_fetch_atomic / fi_query_compare_atomic at
@@ -32,6 +46,7 @@
  * Progress: waits call dsm_net_progress; a thread (SHMEM_OFI_PROGRESS_US)
  * reads the CQ while the PE computes, so that providers with manual
  * progress (tcp;ofi_rxm) answer remote reads and atomics of idle targets.
+ * Reading the shared CQ progresses every endpoint bound to it.
  */
 #include "rt.h"
 #include "net/net.h"
@@ -66,6 +81,7 @@ dsm_status_t dsm_net_init(void)
 
 void dsm_net_fini(void) {}
 const char *dsm_net_provider(void) { return NULL; }
+const char *dsm_net_describe(void) { return NULL; }
 int dsm_net_ordered(void) { return 0; }
 
 /* Never reached: dsm_net_remote stays NULL in this build. */
@@ -74,7 +90,11 @@ static void no_net(const char *routine)
 {
     dsm_rt_fatal(routine, "no network path in this build");
 }
-dsm_net_ctx_t *dsm_net_ctx_create(void) { return NULL; }
+dsm_net_ctx_t *dsm_net_ctx_create(int flags)
+{
+    (void)flags;
+    return NULL;
+}
 void dsm_net_ctx_destroy(dsm_net_ctx_t *nc) { (void)nc; }
 void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
                  const void *src, size_t len, int pe, int nbi)
@@ -194,25 +214,33 @@ typedef struct net_peer {
 /* How one AMO is carried out on one word size. */
 enum { AMO_NATIVE = 0, AMO_CAS_LOOP = 1 };
 
+/* One context's endpoint, counters and marks (net.h). */
+struct dsm_net_ctx {
+    struct dsm_net_ctx *next; /* in the pool of idle endpoints */
+    struct fid_ep *ep;
+    struct fid_cntr *wcntr, *rcntr;
+    uint64_t posted;        /* operations posted on ep (counters: done) */
+    unsigned char *written; /* [npes] written since the last quiet/flush */
+    int shared;             /* threads may use it at once: lock */
+    pthread_rwlock_t lock;  /* posting: shared; quiet, flush: exclusive */
+};
+
 static struct net {
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
-    struct fid_ep *ep;
     struct fid_av *av;
     struct fid_cq *cq;
-    struct fid_cntr *wcntr, *rcntr;
     struct fid_mr *mr[NET_NSEG];
     void *desc[NET_NSEG];
     fi_addr_t *addr;  /* [npes] */
     net_peer_t *peer; /* [npes] */
-    unsigned char *written; /* [npes] since the last quiet (flush reads) */
+    int on;           /* the endpoint is up */
     int virt_addr;
-    int delivery; /* FI_DELIVERY_COMPLETE accepted */
+    int delivery; /* FI_DELIVERY_COMPLETE accepted (else FI_ORDER_RAW) */
     int ordered;  /* RMA and atomic writes placed in the order posted */
     uint64_t wflags;
     size_t inject, max_msg;
-    uint64_t posted; /* operations posted (counters count them done) */
     uint64_t app_polls; /* progress calls by the application's threads */
     long prog_us;       /* progress thread interval, 0 = none */
     pthread_mutex_t cq_lock;
@@ -220,9 +248,51 @@ static struct net {
     int prog_on, prog_stop;
     unsigned char amo_mode[8][2][2]; /* [dsm_amo_op_t][size 4, 8][fetch] */
     char prov[64];
+    char describe[256];
+    /* Endpoints of destroyed contexts, complete and unmarked, for the next
+     * context: tcp;ofi_rxm takes about 100 ms to enable an endpoint and
+     * more to connect it to each peer (measured, libfabric 1.17), which a
+     * program that creates a context per task would pay every time. */
+    dsm_net_ctx_t *pool;
+    pthread_mutex_t pool_lock;
 } net;
 
+/* The default context's: its endpoint is the one every peer targets. */
+static dsm_net_ctx_t net_dflt;
+
 static net_op_t nbi_op; /* context of operations nobody waits for alone */
+
+static inline dsm_net_ctx_t *nc_of(dsm_net_ctx_t *nc)
+{
+    return nc ? nc : &net_dflt;
+}
+
+/* Around a post (and the mark it sets): shared. */
+static inline void nc_post_begin(dsm_net_ctx_t *nc)
+{
+    if (nc->shared)
+        pthread_rwlock_rdlock(&nc->lock);
+}
+
+static inline void nc_post_end(dsm_net_ctx_t *nc)
+{
+    if (nc->shared)
+        pthread_rwlock_unlock(&nc->lock);
+}
+
+/* Around quiet and flush: no other thread posts on nc meanwhile, so the
+ * counters reaching `posted` means exactly these operations are done. */
+static inline void nc_excl_begin(dsm_net_ctx_t *nc)
+{
+    if (nc->shared)
+        pthread_rwlock_wrlock(&nc->lock);
+}
+
+static inline void nc_excl_end(dsm_net_ctx_t *nc)
+{
+    if (nc->shared)
+        pthread_rwlock_unlock(&nc->lock);
+}
 
 /* ------------------------------------------------------------ errors */
 
@@ -314,16 +384,19 @@ static void *prog_main(void *arg)
     return NULL;
 }
 
-/* Post with retries: a full queue answers -FI_EAGAIN until completions are
- * read. */
-#define NET_POST(routine, what, pe, call)                                      \
+/* Post on nc's endpoint with retries (a full queue answers -FI_EAGAIN
+ * until completions are read), counted in nc->posted. The caller holds
+ * nc's lock (shared to post, or exclusive inside quiet/flush). */
+#define NET_POST(nc, routine, what, pe, call)                                  \
     do {                                                                       \
         ssize_t rc_;                                                           \
-        while ((rc_ = (call)) == -FI_EAGAIN)                                   \
+        while ((rc_ = (call)) == -FI_EAGAIN) {                                 \
             cq_poll();                                                         \
+            (void)fi_cntr_read((nc)->wcntr);                                   \
+        }                                                                      \
         if (rc_)                                                               \
             net_fail(routine, what, pe, rc_);                                  \
-        __atomic_fetch_add(&net.posted, 1, __ATOMIC_ACQ_REL);                  \
+        __atomic_fetch_add(&(nc)->posted, 1, __ATOMIC_ACQ_REL);                \
     } while (0)
 
 static int op_done(void *p)
@@ -339,34 +412,53 @@ static void op_wait(net_op_t *op)
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, op_done, op);
 }
 
-/* 1 once the counters cover *target operations (failing the job on an
+struct count_arg {
+    dsm_net_ctx_t *nc;
+    uint64_t target;
+};
+
+/* 1 once nc's counters cover target operations (failing the job on an
  * operation that completed in error: an injected one has no CQ entry to
  * report it). */
 static int counted(void *p)
 {
-    uint64_t target = *(uint64_t *)p;
+    const struct count_arg *a = p;
+    struct fid_cntr *w = a->nc->wcntr, *r = a->nc->rcntr;
     /* Reading a counter drives the provider's progress itself. */
-    if (DSM_UNLIKELY(fi_cntr_readerr(net.wcntr) || fi_cntr_readerr(net.rcntr))) {
+    if (DSM_UNLIKELY(fi_cntr_readerr(w) || fi_cntr_readerr(r))) {
         peer_failure_grace();
         dsm_rt_fatal("shmem_quiet", "%llu network operation(s) failed "
                      "(libfabric provider %s)",
-                     (unsigned long long)(fi_cntr_readerr(net.wcntr) +
-                                          fi_cntr_readerr(net.rcntr)),
+                     (unsigned long long)(fi_cntr_readerr(w) +
+                                          fi_cntr_readerr(r)),
                      net.prov);
     }
-    return fi_cntr_read(net.wcntr) + fi_cntr_read(net.rcntr) >= target;
+    return fi_cntr_read(w) + fi_cntr_read(r) >= a->target;
+}
+
+/* Every operation posted on nc so far is complete (exact while the caller
+ * keeps other threads from posting on nc: nc_excl_begin). */
+static void nc_complete(dsm_net_ctx_t *nc)
+{
+    struct count_arg a = {nc, __atomic_load_n(&nc->posted, __ATOMIC_ACQUIRE)};
+    if (!counted(&a))
+        dsm_rt_wait(counted, &a);
 }
 
 /* ------------------------------------------------------------ addresses */
 
-/* PE pe's address and key for the symmetric range [sym, sym+len). */
+/* PE pe's address and key for the symmetric range [sym, sym+len). User
+ * operations (internal 0) may address only the user part of a segment, as
+ * dsm_rt_xlate allows for PEs on this node; the runtime's (internal 1)
+ * also the internal area after the user heap. */
 static void remote_of(const char *routine, const void *sym, size_t len, int pe,
-                      uint64_t *raddr, uint64_t *key)
+                      int internal, uint64_t *raddr, uint64_t *key)
 {
     for (int i = 0; i < NET_NSEG; i++) {
         const dsm_seg_t *s = &dsm_rt.segs[i];
+        size_t lim = internal ? s->map_size : s->size;
         uintptr_t off = (uintptr_t)sym - (uintptr_t)s->base;
-        if (s->base && off < s->map_size && len <= s->map_size - off) {
+        if (s->base && off < lim && len <= lim - off) {
             *raddr = (net.virt_addr ? net.peer[pe].base[i] : 0) + off;
             *key = net.peer[pe].key[i];
             return;
@@ -385,11 +477,10 @@ void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
                  const void *src, size_t len, int pe, int nbi)
 {
     uint64_t raddr, key;
-    (void)nc;
     const char *s = src;
 
-    remote_of(routine, sym, len, pe, &raddr, &key);
-    __atomic_store_n(&net.written[pe], 1, __ATOMIC_RELEASE);
+    nc = nc_of(nc);
+    remote_of(routine, sym, len, pe, 0, &raddr, &key);
     while (len) {
         size_t n = DSM_MIN(len, net.max_msg);
         struct iovec iov = {.iov_base = (void *)s, .iov_len = n};
@@ -407,10 +498,17 @@ void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
         /* Blocking: src reusable on return (an injected one already is);
          * nbi: the caller keeps src valid until quiet, the counters tell. */
         int wait = !inj && !nbi;
-        NET_POST(routine, "put", pe,
-                 fi_writemsg(net.ep, &msg,
+        nc_post_begin(nc);
+        /* Marked under the lock, before the post: a quiet that clears the
+         * mark waits for this write. A blocking delivery-complete write is
+         * visible when we return and needs no mark. */
+        if (!(wait && net.delivery))
+            __atomic_store_n(&nc->written[pe], 1, __ATOMIC_RELAXED);
+        NET_POST(nc, routine, "put", pe,
+                 fi_writemsg(nc->ep, &msg,
                              net.wflags | (inj ? FI_INJECT : 0) |
                                  (wait ? FI_COMPLETION : 0)));
+        nc_post_end(nc);
         if (wait)
             op_wait(&op);
         s += n;
@@ -419,29 +517,40 @@ void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
     }
 }
 
+/* Post one read of n bytes at (raddr, key) of pe into d; the caller holds
+ * nc's lock. op: waited for by the caller (FI_COMPLETION), or NULL. */
+static void post_read(dsm_net_ctx_t *nc, const char *routine, void *d,
+                      size_t n, uint64_t raddr, uint64_t key, int pe,
+                      net_op_t *op)
+{
+    struct iovec iov = {.iov_base = d, .iov_len = n};
+    struct fi_rma_iov rma = {.addr = raddr, .len = n, .key = key};
+    struct fi_msg_rma msg = {
+        .msg_iov = &iov,
+        .iov_count = 1,
+        .addr = net.addr[pe],
+        .rma_iov = &rma,
+        .rma_iov_count = 1,
+        .context = op ? (void *)op : (void *)&nbi_op,
+    };
+    NET_POST(nc, routine, "get", pe,
+             fi_readmsg(nc->ep, &msg, op ? FI_COMPLETION : 0));
+}
+
 void dsm_net_get(dsm_net_ctx_t *nc, const char *routine, void *dst,
                  const void *sym, size_t len, int pe, int nbi)
 {
     uint64_t raddr, key;
-    (void)nc;
     char *d = dst;
 
-    remote_of(routine, sym, len, pe, &raddr, &key);
+    nc = nc_of(nc);
+    remote_of(routine, sym, len, pe, 0, &raddr, &key);
     while (len) {
         size_t n = DSM_MIN(len, net.max_msg);
         net_op_t op = {0};
-        struct iovec iov = {.iov_base = d, .iov_len = n};
-        struct fi_rma_iov rma = {.addr = raddr, .len = n, .key = key};
-        struct fi_msg_rma msg = {
-            .msg_iov = &iov,
-            .iov_count = 1,
-            .addr = net.addr[pe],
-            .rma_iov = &rma,
-            .rma_iov_count = 1,
-            .context = nbi ? (void *)&nbi_op : (void *)&op,
-        };
-        NET_POST(routine, "get", pe,
-                 fi_readmsg(net.ep, &msg, nbi ? 0 : FI_COMPLETION));
+        nc_post_begin(nc);
+        post_read(nc, routine, d, n, raddr, key, pe, nbi ? NULL : &op);
+        nc_post_end(nc);
         if (!nbi)
             op_wait(&op);
         d += n;
@@ -483,9 +592,9 @@ static int op_fetches(int op)
 
 /* fetched != NULL: the fetching form (fi_fetch_atomic/fi_compare_atomic,
  * waited for); NULL: put-like fi_atomic, complete at quiet. */
-static void amo_native(const char *routine, int op, uint64_t raddr,
-                       uint64_t key, enum fi_datatype dt, const void *val,
-                       const void *cmp, void *fetched, int pe)
+static void amo_native(dsm_net_ctx_t *nc, const char *routine, int op,
+                       uint64_t raddr, uint64_t key, enum fi_datatype dt,
+                       const void *val, const void *cmp, void *fetched, int pe)
 {
     struct fi_ioc ioc = {.addr = (void *)val, .count = 1};
     struct fi_ioc res = {.addr = fetched, .count = 1};
@@ -505,31 +614,33 @@ static void amo_native(const char *routine, int op, uint64_t raddr,
 
     if (op == DSM_AMO_FETCH)
         ioc.addr = &scratch; /* ignored operand of FI_ATOMIC_READ */
+    nc_post_begin(nc);
     if (fetched) {
         msg.context = &done;
         if (op == DSM_AMO_CSWAP)
-            NET_POST(routine, "compare-and-swap", pe,
-                     fi_compare_atomicmsg(net.ep, &msg, &cmpv, NULL, 1, &res,
+            NET_POST(nc, routine, "compare-and-swap", pe,
+                     fi_compare_atomicmsg(nc->ep, &msg, &cmpv, NULL, 1, &res,
                                           NULL, 1, FI_COMPLETION));
         else
-            NET_POST(routine, "fetching atomic", pe,
-                     fi_fetch_atomicmsg(net.ep, &msg, &res, NULL, 1,
+            NET_POST(nc, routine, "fetching atomic", pe,
+                     fi_fetch_atomicmsg(nc->ep, &msg, &res, NULL, 1,
                                         FI_COMPLETION));
-        op_wait(&done);
     } else if (pe == dsm_rt.me) {
         /* On my own word: complete on return, since the caller may read it
          * next with a plain load (every on-node AMO behaves so). */
         msg.context = &done;
-        NET_POST(routine, "atomic", pe,
-                 fi_atomicmsg(net.ep, &msg, net.wflags | FI_COMPLETION));
-        op_wait(&done);
+        NET_POST(nc, routine, "atomic", pe,
+                 fi_atomicmsg(nc->ep, &msg, net.wflags | FI_COMPLETION));
     } else {
         /* Put-like: the operand is injected, completion comes at quiet. */
         msg.context = &nbi_op;
-        __atomic_store_n(&net.written[pe], 1, __ATOMIC_RELEASE);
-        NET_POST(routine, "atomic", pe,
-                 fi_atomicmsg(net.ep, &msg, net.wflags | FI_INJECT));
+        __atomic_store_n(&nc->written[pe], 1, __ATOMIC_RELAXED);
+        NET_POST(nc, routine, "atomic", pe,
+                 fi_atomicmsg(nc->ep, &msg, net.wflags | FI_INJECT));
     }
+    nc_post_end(nc);
+    if (msg.context == &done)
+        op_wait(&done);
 }
 
 #define AMO_APPLY(W, op, old, val)                                             \
@@ -541,9 +652,9 @@ static void amo_native(const char *routine, int op, uint64_t raddr,
 
 /* The documented alternative for an operation the provider lacks:
  * compare-and-swap until the word did not change under us. */
-static void amo_cas_loop(const char *routine, int op, uint64_t raddr,
-                         uint64_t key, size_t size, const void *val,
-                         void *fetched, int pe)
+static void amo_cas_loop(dsm_net_ctx_t *nc, const char *routine, int op,
+                         uint64_t raddr, uint64_t key, size_t size,
+                         const void *val, void *fetched, int pe)
 {
     enum fi_datatype dt = size == 8 ? FI_UINT64 : FI_UINT32;
     uint64_t old = 0, seen = 0, nv = 0, v = 0, zero = 0;
@@ -552,11 +663,11 @@ static void amo_cas_loop(const char *routine, int op, uint64_t raddr,
     /* First guess by an atomic read (or a CAS of 0 by 0 when the provider
      * lacks even that: it returns the word unchanged). */
     if (net.amo_mode[DSM_AMO_FETCH][size == 8][1] == AMO_NATIVE)
-        amo_native(routine, DSM_AMO_FETCH, raddr, key, dt, NULL, NULL, &old,
-                   pe);
+        amo_native(nc, routine, DSM_AMO_FETCH, raddr, key, dt, NULL, NULL,
+                   &old, pe);
     else
-        amo_native(routine, DSM_AMO_CSWAP, raddr, key, dt, &zero, &zero, &old,
-                   pe);
+        amo_native(nc, routine, DSM_AMO_CSWAP, raddr, key, dt, &zero, &zero,
+                   &old, pe);
     for (;;) {
         if (op == DSM_AMO_FETCH) {
             seen = old;
@@ -566,8 +677,8 @@ static void amo_cas_loop(const char *routine, int op, uint64_t raddr,
         } else {
             nv = AMO_APPLY(uint32_t, op, (uint32_t)old, (uint32_t)v);
         }
-        amo_native(routine, DSM_AMO_CSWAP, raddr, key, dt, &nv, &old, &seen,
-                   pe);
+        amo_native(nc, routine, DSM_AMO_CSWAP, raddr, key, dt, &nv, &old,
+                   &seen, pe);
         if (seen == old)
             break;
         old = seen;
@@ -576,14 +687,14 @@ static void amo_cas_loop(const char *routine, int op, uint64_t raddr,
         memcpy(fetched, &old, size);
 }
 
-void dsm_net_amo(dsm_net_ctx_t *nc, const char *routine, int op, void *sym,
-                 size_t size, const void *val, const void *cmp, void *fetched,
-                 int pe)
+static void amo_at(dsm_net_ctx_t *nc, const char *routine, int op,
+                   const void *sym, size_t size, const void *val,
+                   const void *cmp, void *fetched, int pe, int internal)
 {
     uint64_t raddr, key, scratch = 0;
-    (void)nc;
 
-    remote_of(routine, sym, size, pe, &raddr, &key);
+    nc = nc_of(nc);
+    remote_of(routine, sym, size, pe, internal, &raddr, &key);
     /* SWAP without a result buffer still fetches (FI_ATOMIC_WRITE through
      * fetch_atomic); its result goes to scratch. */
     if (op_fetches(op) && !fetched)
@@ -591,32 +702,126 @@ void dsm_net_amo(dsm_net_ctx_t *nc, const char *routine, int op, void *sym,
     if (net.amo_mode[op][size == 8][fetched != NULL] == AMO_CAS_LOOP) {
         if (op == DSM_AMO_CSWAP) /* CSWAP itself is native (checked) */
             dsm_rt_fatal(routine, "internal: CSWAP cannot be emulated");
-        amo_cas_loop(routine, op, raddr, key, size, val, fetched, pe);
+        amo_cas_loop(nc, routine, op, raddr, key, size, val, fetched, pe);
         return;
     }
-    amo_native(routine, op, raddr, key, size == 8 ? FI_UINT64 : FI_UINT32,
+    amo_native(nc, routine, op, raddr, key, size == 8 ? FI_UINT64 : FI_UINT32,
                val, cmp, fetched, pe);
 }
 
-/* ------------------------------------------------------------ quiet */
-
-/* Contexts share the endpoint and its counters for now: a context's quiet
- * completes every context's operations (correct, not yet per context). */
-dsm_net_ctx_t *dsm_net_ctx_create(void)
+void dsm_net_amo(dsm_net_ctx_t *nc, const char *routine, int op, void *sym,
+                 size_t size, const void *val, const void *cmp, void *fetched,
+                 int pe)
 {
-    return NULL;
+    amo_at(nc, routine, op, sym, size, val, cmp, fetched, pe, 0);
+}
+
+/* ------------------------------------------------------------ contexts */
+
+static dsm_status_t nc_open(dsm_net_ctx_t *nc, int shared);
+static void nc_close(dsm_net_ctx_t *nc);
+
+dsm_net_ctx_t *dsm_net_ctx_create(int flags)
+{
+    int shared = !!(flags & DSM_NET_CTX_SHARED);
+    if (!net.on)
+        return NULL;
+    if (flags & DSM_NET_CTX_DEFAULT) {
+        /* Set before any other thread of the program can post. */
+        net_dflt.shared = shared;
+        return &net_dflt;
+    }
+    pthread_mutex_lock(&net.pool_lock);
+    dsm_net_ctx_t *nc = net.pool;
+    if (nc)
+        net.pool = nc->next;
+    pthread_mutex_unlock(&net.pool_lock);
+    if (nc) {
+        nc->shared = shared;
+        return nc;
+    }
+    nc = calloc(1, sizeof(*nc));
+    if (!nc)
+        return NULL;
+    if (nc_open(nc, shared) != DSM_OK) {
+        nc_close(nc);
+        free(nc);
+        return NULL;
+    }
+    return nc;
 }
 
 void dsm_net_ctx_destroy(dsm_net_ctx_t *nc)
 {
-    if (nc)
-        dsm_net_quiet(nc);
+    if (!nc || !net.on)
+        return;
+    dsm_net_quiet(nc);
+    if (nc == &net_dflt)
+        return;
+    /* Idle: nothing outstanding, no marks (quiet cleared them). */
+    pthread_mutex_lock(&net.pool_lock);
+    nc->next = net.pool;
+    net.pool = nc;
+    pthread_mutex_unlock(&net.pool_lock);
+}
+
+/* ------------------------------------------------------------ quiet */
+
+/* A read of 8 bytes from pe's control page: with reads ordered after
+ * writes (FI_ORDER_RAW, checked at startup), it completes only after nc's
+ * earlier writes to pe were placed. The caller holds nc exclusive. */
+static void post_flush_read(dsm_net_ctx_t *nc, int pe, uint64_t *scratch)
+{
+    uint64_t raddr, key;
+    remote_of("shmem_quiet", dsm_rt.ctrl, sizeof(*scratch), pe, 1, &raddr,
+              &key);
+    post_read(nc, "shmem_quiet", scratch, sizeof(*scratch), raddr, key, pe,
+              NULL);
+}
+
+void dsm_net_quiet(dsm_net_ctx_t *nc)
+{
+    if (!net.on)
+        return;
+    nc = nc_of(nc);
+    nc_excl_begin(nc);
+    nc_complete(nc);
+    if (net.delivery) {
+        /* Every write of nc was delivered; none posted meanwhile. */
+        memset(nc->written, 0, (size_t)dsm_rt.npes);
+    } else {
+        uint64_t scratch;
+        int any = 0;
+        for (int pe = 0; pe < dsm_rt.npes; pe++)
+            if (nc->written[pe]) {
+                nc->written[pe] = 0;
+                post_flush_read(nc, pe, &scratch);
+                any = 1;
+            }
+        if (any)
+            nc_complete(nc);
+    }
+    nc_excl_end(nc);
 }
 
 void dsm_net_flush(dsm_net_ctx_t *nc, int pe)
 {
-    (void)pe;
-    dsm_net_quiet(nc);
+    if (!net.on)
+        return;
+    nc = nc_of(nc);
+    nc_excl_begin(nc);
+    /* The counters do not tell operations to pe from the others': all of
+     * nc's complete; only pe's writes need the flush read. */
+    nc_complete(nc);
+    if (net.delivery) {
+        memset(nc->written, 0, (size_t)dsm_rt.npes);
+    } else if (nc->written[pe]) {
+        uint64_t scratch;
+        nc->written[pe] = 0;
+        post_flush_read(nc, pe, &scratch);
+        nc_complete(nc);
+    }
+    nc_excl_end(nc);
 }
 
 void dsm_net_fence(dsm_net_ctx_t *nc)
@@ -625,42 +830,19 @@ void dsm_net_fence(dsm_net_ctx_t *nc)
         dsm_net_quiet(nc);
 }
 
-void dsm_net_quiet(dsm_net_ctx_t *nc)
-{
-    (void)nc;
-    if (!net.ep)
-        return;
-    /* Delivery-complete: forget which PEs were written before taking the
-     * count, so that a write posted meanwhile marks its PE again. */
-    if (net.delivery)
-        memset(net.written, 0, (size_t)dsm_rt.npes);
-    uint64_t target = __atomic_load_n(&net.posted, __ATOMIC_ACQUIRE);
-    if (!counted(&target))
-        dsm_rt_wait(counted, &target);
-    if (net.delivery)
-        return;
-    /* Transmit-complete writes: a read from each PE written since the last
-     * quiet returns only after those writes were placed (read-after-write
-     * order, checked at startup). */
-    for (int pe = 0; pe < dsm_rt.npes; pe++) {
-        if (!net.written[pe])
-            continue;
-        net.written[pe] = 0;
-        uint64_t w;
-        dsm_net_get(NULL, "shmem_quiet", &w, dsm_rt.ctrl, sizeof(w), pe, 0);
-    }
-}
-
 void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
                     uint64_t v, int add, int pe)
 {
-    /* Data before signal: only writes to pe must land first, and there are
-     * none to wait for unless some were posted since the last quiet (a
-     * collective's ready signal, a barrier's: none). */
-    if (!net.ordered && __atomic_load_n(&net.written[pe], __ATOMIC_ACQUIRE))
-        dsm_net_quiet(nc);
-    dsm_net_amo(nc, routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v),
-                &v, NULL, NULL, pe);
+    nc = nc_of(nc);
+    /* Data before signal: only nc's writes to pe must land first, and there
+     * are none to wait for unless some were posted since the last quiet or
+     * flush (a collective's ready signal, a barrier's: none). A mark read
+     * as clear was cleared by a quiet that completed its write. */
+    if (!net.ordered && __atomic_load_n(&nc->written[pe], __ATOMIC_RELAXED))
+        dsm_net_flush(nc, pe);
+    /* The runtime's words (team, barrier) are in the internal area. */
+    amo_at(nc, routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v), &v,
+           NULL, NULL, pe, 1);
     /* Send it now: the caller may leave the library next. */
     cq_poll();
 }
@@ -668,8 +850,8 @@ void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
 uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
 {
     uint64_t v = 0;
-    dsm_net_amo(NULL, routine, DSM_AMO_FETCH, (void *)sym, sizeof(v), NULL,
-                NULL, &v, pe);
+    amo_at(NULL, routine, DSM_AMO_FETCH, sym, sizeof(v), NULL, NULL, &v, pe,
+           1);
     return v;
 }
 
@@ -680,7 +862,12 @@ int dsm_net_ordered(void)
 
 const char *dsm_net_provider(void)
 {
-    return net.ep ? net.prov : NULL;
+    return net.on ? net.prov : NULL;
+}
+
+const char *dsm_net_describe(void)
+{
+    return net.on ? net.describe : NULL;
 }
 
 /* ------------------------------------------------------------ setup */
@@ -703,10 +890,14 @@ static struct fi_info *hints_for(const char *prov, const char *domain,
      * whose cores the PEs already use. */
     h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
-    if (delivery)
+    /* delivery 1: delivery-complete writes; 0: reads ordered after
+     * writes instead (quiet's flush reads); -1: neither (diagnostics). */
+    if (delivery > 0)
         h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    else if (delivery == 0)
+        h->tx_attr->msg_order |= FI_ORDER_RAW;
     if (order)
-        h->tx_attr->msg_order = FI_ORDER_WAW;
+        h->tx_attr->msg_order |= FI_ORDER_WAW;
     if (prov)
         h->fabric_attr->prov_name = strdup(prov);
     if (domain)
@@ -724,7 +915,7 @@ static int node_local_prov(const char *name)
 /* The providers here that offer RMA and atomics, for error messages. */
 static void list_capable(char *out, size_t n)
 {
-    struct fi_info *h = hints_for(NULL, NULL, 0, 0), *all = NULL, *i;
+    struct fi_info *h = hints_for(NULL, NULL, -1, 0), *all = NULL, *i;
     size_t used = 0;
     out[0] = 0;
     if (!h)
@@ -769,7 +960,7 @@ static dsm_status_t pick_info(void)
      * the attributes are refined for it. */
     static char first[64];
     for (int di = 0; di < (lo ? 2 : 1) && !prov; di++) {
-        struct fi_info *h = hints_for(NULL, doms[di], 0, 0), *all = NULL, *i;
+        struct fi_info *h = hints_for(NULL, doms[di], -1, 0), *all = NULL, *i;
         if (!h)
             return DSM_ERR_NOMEM;
         rc = ofi.getinfo(NET_FI_VERSION, NULL, NULL, 0, h, &all);
@@ -784,8 +975,21 @@ static dsm_status_t pick_info(void)
         if (all)
             ofi.freeinfo(all);
     }
+    /* SHMEM_OFI_COMPLETION=read: flush reads even where delivery-complete
+     * is offered (tests that method on a provider that has both). */
+    const char *cm = getenv("SHMEM_OFI_COMPLETION");
+    int dmax = 1, dmin = 0;
+    if (cm && !strcmp(cm, "read"))
+        dmax = 0;
+    else if (cm && !strcmp(cm, "delivery"))
+        dmin = 1;
+    else if (cm && *cm && strcmp(cm, "auto")) {
+        dsm_log_error("shmem_init: SHMEM_OFI_COMPLETION=%s: use auto, "
+                      "delivery or read", cm);
+        return DSM_ERR_INVAL;
+    }
     for (int di = 0; di < (lo ? 2 : 1) && !net.info; di++)
-        for (int delivery = 1; delivery >= 0 && !net.info; delivery--)
+        for (int delivery = dmax; delivery >= dmin && !net.info; delivery--)
             for (int order = 1; order >= 0 && !net.info; order--) {
                 struct fi_info *h = hints_for(prov, doms[di], delivery, order);
                 struct fi_info *all = NULL, *i;
@@ -795,9 +999,17 @@ static dsm_status_t pick_info(void)
                 ofi.freeinfo(h);
                 if (rc)
                     continue;
-                for (i = all; i; i = i->next)
-                    if (prov || !node_local_prov(i->fabric_attr->prov_name))
-                        break;
+                for (i = all; i; i = i->next) {
+                    if (!prov && node_local_prov(i->fabric_attr->prov_name))
+                        continue;
+                    /* Without delivery-complete, quiet's flush read must
+                     * come after writes of any size we post (1 GiB). */
+                    if (!delivery &&
+                        (!(i->tx_attr->msg_order & FI_ORDER_RAW) ||
+                         i->ep_attr->max_order_raw_size < ((size_t)1 << 30)))
+                        continue;
+                    break;
+                }
                 if (i) {
                     net.info = ofi.dupinfo(i);
                     net.delivery = delivery;
@@ -810,6 +1022,31 @@ static dsm_status_t pick_info(void)
                 }
                 ofi.freeinfo(all);
             }
+    if (!net.info) {
+        /* Would the provider do without a way to complete writes? */
+        struct fi_info *h = hints_for(prov, doms[0], -1, 0), *all = NULL;
+        int any = h && ofi.getinfo(NET_FI_VERSION, NULL, NULL, 0, h, &all) == 0;
+        if (h)
+            ofi.freeinfo(h);
+        if (all)
+            ofi.freeinfo(all);
+        if (!any)
+            goto none;
+        /* Providers answered, but none can complete writes: neither
+         * delivery-complete nor reads ordered after writes. */
+        dsm_log_error("shmem_init: libfabric provider %s %s read-after-"
+                      "write order (FI_ORDER_RAW): quiet could not complete "
+                      "puts; %s",
+                      prov ? prov : "(auto)",
+                      dmax ? "offers neither FI_DELIVERY_COMPLETE nor"
+                           : "lacks (SHMEM_OFI_COMPLETION=read)",
+                      dmax ? "set SHMEM_OFI_PROVIDER to one that has either "
+                             "(e.g. tcp;ofi_rxm or sockets)"
+                           : "unset SHMEM_OFI_COMPLETION or use a provider "
+                             "with that order (e.g. sockets)");
+        return DSM_ERR_UNSUPPORTED;
+    }
+none:
     if (!net.info) {
         char cap[256];
         list_capable(cap, sizeof(cap));
@@ -883,35 +1120,101 @@ static dsm_status_t check_atomics(void)
         }                                                                      \
     } while (0)
 
+/* A context's endpoint, bound to its own counters and to the shared CQ
+ * (reading it progresses every endpoint) and AV. who: the routine named in
+ * an error line. */
+static dsm_status_t nc_open_as(dsm_net_ctx_t *nc, int shared, const char *who)
+{
+    struct fi_cntr_attr cna = {.events = FI_CNTR_EVENTS_COMP,
+                               .wait_obj = FI_WAIT_NONE};
+    const char *what = "fi_endpoint";
+    int rc;
+
+    nc->shared = shared;
+    pthread_rwlockattr_t la;
+    pthread_rwlockattr_init(&la);
+    /* A quiet waiting for the lock must not starve behind posters. */
+    pthread_rwlockattr_setkind_np(&la,
+                                  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&nc->lock, &la);
+    pthread_rwlockattr_destroy(&la);
+    nc->written = calloc((size_t)dsm_rt.npes, 1);
+    if (!nc->written)
+        return DSM_ERR_NOMEM;
+    if ((rc = fi_endpoint(net.domain, net.info, &nc->ep, NULL)))
+        goto fail;
+    what = "fi_cntr_open";
+    if ((rc = fi_cntr_open(net.domain, &cna, &nc->wcntr, NULL)) ||
+        (rc = fi_cntr_open(net.domain, &cna, &nc->rcntr, NULL)))
+        goto fail;
+    what = "binding the counters";
+    if ((rc = fi_ep_bind(nc->ep, &nc->wcntr->fid, FI_WRITE)) ||
+        (rc = fi_ep_bind(nc->ep, &nc->rcntr->fid, FI_READ)))
+        goto fail;
+    what = "binding the completion queue";
+    if ((rc = fi_ep_bind(nc->ep, &net.cq->fid,
+                         FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
+        goto fail;
+    what = "binding the AV";
+    if ((rc = fi_ep_bind(nc->ep, &net.av->fid, 0)))
+        goto fail;
+    what = "fi_enable";
+    if ((rc = fi_enable(nc->ep)))
+        goto fail;
+    return DSM_OK;
+fail:
+    dsm_log_error("%s: %s failed (libfabric provider %s): %s", who, what,
+                  net.prov, ofi.strerror(-rc));
+    return DSM_ERR_UNSUPPORTED;
+}
+
+/* Opening and closing an endpoint bound to the shared CQ while another
+ * thread reads that CQ (which progresses every endpoint bound to it)
+ * crashed tcp;ofi_rxm (libfabric 1.17): both hold the CQ's reader lock. */
+static dsm_status_t nc_open(dsm_net_ctx_t *nc, int shared)
+{
+    pthread_mutex_lock(&net.cq_lock);
+    dsm_status_t st = nc_open_as(nc, shared, "shmem_ctx_create");
+    pthread_mutex_unlock(&net.cq_lock);
+    return st;
+}
+
+static void nc_close(dsm_net_ctx_t *nc)
+{
+    pthread_mutex_lock(&net.cq_lock);
+    if (nc->ep)
+        fi_close(&nc->ep->fid);
+    if (nc->wcntr)
+        fi_close(&nc->wcntr->fid);
+    if (nc->rcntr)
+        fi_close(&nc->rcntr->fid);
+    if (nc->written)
+        pthread_rwlock_destroy(&nc->lock);
+    free(nc->written);
+    memset(nc, 0, sizeof(*nc));
+    pthread_mutex_unlock(&net.cq_lock);
+}
+
 static dsm_status_t open_endpoint(void)
 {
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT,
                              .wait_obj = FI_WAIT_NONE};
     struct fi_av_attr ava = {.type = FI_AV_TABLE};
+    dsm_status_t st;
 
     OFI_CHECK(ofi.fabric(net.info->fabric_attr, &net.fabric, NULL),
               "fi_fabric");
     OFI_CHECK(fi_domain(net.fabric, net.info, &net.domain, NULL),
               "fi_domain");
-    OFI_CHECK(fi_endpoint(net.domain, net.info, &net.ep, NULL),
-              "fi_endpoint");
     OFI_CHECK(fi_cq_open(net.domain, &cqa, &net.cq, NULL), "fi_cq_open");
     OFI_CHECK(fi_av_open(net.domain, &ava, &net.av, NULL), "fi_av_open");
-    struct fi_cntr_attr cna = {.events = FI_CNTR_EVENTS_COMP,
-                               .wait_obj = FI_WAIT_NONE};
-    OFI_CHECK(fi_cntr_open(net.domain, &cna, &net.wcntr, NULL),
-              "fi_cntr_open");
-    OFI_CHECK(fi_cntr_open(net.domain, &cna, &net.rcntr, NULL),
-              "fi_cntr_open");
-    OFI_CHECK(fi_ep_bind(net.ep, &net.wcntr->fid, FI_WRITE),
-              "binding the write counter");
-    OFI_CHECK(fi_ep_bind(net.ep, &net.rcntr->fid, FI_READ),
-              "binding the read counter");
-    OFI_CHECK(fi_ep_bind(net.ep, &net.cq->fid,
-                         FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION),
-              "binding the completion queue");
-    OFI_CHECK(fi_ep_bind(net.ep, &net.av->fid, 0), "binding the AV");
-    OFI_CHECK(fi_enable(net.ep), "fi_enable");
+    /* The default context's endpoint: the one every peer targets. Shared
+     * under SHMEM_THREAD_MULTIPLE (dsm_net_ctx_create sets it again when
+     * the path table opens the default context). */
+    st = nc_open_as(&net_dflt, dsm_rt.thread_level == SHMEM_THREAD_MULTIPLE,
+                    "shmem_init");
+    if (st != DSM_OK)
+        return st;
     net.virt_addr = !!(net.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     net.inject = net.info->tx_attr->inject_size;
     net.max_msg = DSM_MIN(net.info->ep_attr->max_msg_size, (size_t)1 << 30);
@@ -931,7 +1234,7 @@ static dsm_status_t register_segments(net_pub_t *pub)
                   i == DSM_SEG_HEAP ? "registering the symmetric heap"
                                     : "registering the static data");
         if (net.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-            OFI_CHECK(fi_mr_bind(net.mr[i], &net.ep->fid, 0),
+            OFI_CHECK(fi_mr_bind(net.mr[i], &net_dflt.ep->fid, 0),
                       "binding a memory region");
             OFI_CHECK(fi_mr_enable(net.mr[i]), "enabling a memory region");
         }
@@ -951,7 +1254,8 @@ static dsm_status_t exchange(net_pub_t *pub)
     char *names;
     dsm_status_t st;
 
-    OFI_CHECK(fi_getname(&net.ep->fid, pub->name, &namelen), "fi_getname");
+    OFI_CHECK(fi_getname(&net_dflt.ep->fid, pub->name, &namelen),
+              "fi_getname");
     pub->namelen = (uint32_t)namelen;
     if ((st = b->put("net.pub", pub, sizeof(*pub))) != DSM_OK ||
         (st = b->fence()) != DSM_OK)
@@ -959,8 +1263,7 @@ static dsm_status_t exchange(net_pub_t *pub)
     names = calloc((size_t)n, NET_NAME_MAX);
     net.addr = calloc((size_t)n, sizeof(fi_addr_t));
     net.peer = calloc((size_t)n, sizeof(net_peer_t));
-    net.written = calloc((size_t)n, 1);
-    if (!names || !net.addr || !net.peer || !net.written) {
+    if (!names || !net.addr || !net.peer) {
         free(names);
         return DSM_ERR_NOMEM;
     }
@@ -1016,6 +1319,7 @@ dsm_status_t dsm_net_init(void)
     if (!remote)
         return DSM_OK;
     pthread_mutex_init(&net.cq_lock, NULL);
+    pthread_mutex_init(&net.pool_lock, NULL);
     memset(&pub, 0, sizeof(pub));
     for (size_t i = 0; i < DSM_ARRAY_SIZE(kept_signals); i++)
         sigaction(kept_signals[i], NULL, &saved[i]);
@@ -1031,6 +1335,13 @@ dsm_status_t dsm_net_init(void)
         (st = register_segments(&pub)) != DSM_OK ||
         (st = exchange(&pub)) != DSM_OK)
         return st;
+    net.on = 1;
+    snprintf(net.describe, sizeof(net.describe),
+             "%s on %s; quiet: %s; signal after data: %s; an endpoint per "
+             "context", net.prov, net.info->domain_attr->name,
+             net.delivery ? "delivery-complete writes"
+                          : "a read per PE written (read-after-write order)",
+             net.ordered ? "write order" : "completion wait");
     dsm_net_remote = calloc((size_t)n, 1);
     if (!dsm_net_remote)
         return DSM_ERR_NOMEM;
@@ -1076,10 +1387,15 @@ void dsm_net_fini(void)
         pthread_join(net.prog, NULL);
         net.prog_on = 0;
     }
-    if (net.ep)
+    if (net.on)
         dsm_net_quiet(NULL);
-    if (net.ep)
-        fi_close(&net.ep->fid);
+    while (net.pool) {
+        dsm_net_ctx_t *nc = net.pool;
+        net.pool = nc->next;
+        nc_close(nc);
+        free(nc);
+    }
+    nc_close(&net_dflt);
     for (int i = 0; i < NET_NSEG; i++)
         if (net.mr[i])
             fi_close(&net.mr[i]->fid);
@@ -1087,10 +1403,6 @@ void dsm_net_fini(void)
         fi_close(&net.av->fid);
     if (net.cq)
         fi_close(&net.cq->fid);
-    if (net.wcntr)
-        fi_close(&net.wcntr->fid);
-    if (net.rcntr)
-        fi_close(&net.rcntr->fid);
     if (net.domain)
         fi_close(&net.domain->fid);
     if (net.fabric)
@@ -1099,7 +1411,6 @@ void dsm_net_fini(void)
         ofi.freeinfo(net.info);
     free(net.addr);
     free(net.peer);
-    free(net.written);
     free(dsm_net_remote);
     dsm_net_remote = NULL;
     memset(&net, 0, sizeof(net));

@@ -171,10 +171,16 @@ static void net_fence(dsm_ctx_t *c)
     dsm_net_fence(c->net);
 }
 
+/* Each context has its own endpoint and counters (src/net), locked only
+ * where threads may share it. */
 static dsm_status_t net_ctx_open(dsm_ctx_t *c)
 {
-    c->net = dsm_net_ctx_create();
-    return DSM_OK;
+    int flags = c == &dsm_ctx_default ? DSM_NET_CTX_DEFAULT : 0;
+    if (dsm_rt.thread_level == SHMEM_THREAD_MULTIPLE &&
+        !(c->options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED)))
+        flags |= DSM_NET_CTX_SHARED;
+    c->net = dsm_net_ctx_create(flags);
+    return c->net ? DSM_OK : DSM_ERR_UNSUPPORTED;
 }
 
 static void net_ctx_close(dsm_ctx_t *c)

@@ -5,7 +5,11 @@
 #     both providers the project supports (tcp;ofi_rxm and sockets);
 #  2. a provider that does not exist fails the job at startup with one line
 #     naming it and what to set, non-zero, no hang;
-#  3. a PE killed in network mode ends the job (137) and leaves nothing.
+#  3. a PE killed in network mode ends the job (137) and leaves nothing;
+#  4. completion by flush reads (SHMEM_OFI_COMPLETION=read: sockets orders
+#     reads after writes) passes the completion tests, SHMEM_INFO names the
+#     method, and a provider without that order (tcp;ofi_rxm) is refused
+#     with one line.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
 if ! ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 '; then
@@ -18,7 +22,8 @@ B=$top_builddir/test/mp
 # --- 1: programs, both providers, 2 PEs and 3 (a non-power of two)
 for prov in "tcp;ofi_rxm" sockets; do
     for run_n in rma_types:2 amo_types:2 signal_ops:2 coll_alltoall:2 \
-                 coll_fcollect:3 lock_counter:3; do
+                 coll_fcollect:3 lock_counter:3 ctx_quiet_mt:2 \
+                 pe_quiet_net:3; do
         prog=${run_n%:*} n=${run_n#*:}
         run env SHMEM_OFI_PROVIDER="$prov" "$LAUNCHER" -n "$n" --timeout 90 \
             "$B/$prog" "$MARK"
@@ -56,4 +61,26 @@ ELAPSED=$(( $(now_ms) - t0 ))
 [ "$RC" -eq 137 ] || fail "kill -9 of a PE in network mode: status $RC, expected 137"
 [ "$ELAPSED" -lt 10000 ] || fail "kill -9 of a PE in network mode: $ELAPSED ms to end"
 expect_clean "kill -9 of a PE in network mode"
+# --- 4: flush reads instead of delivery-complete writes
+for run_n in ctx_quiet_mt:2 pe_quiet_net:3 rma_nbi:2 signal_ops:2; do
+    prog=${run_n%:*} n=${run_n#*:}
+    run env SHMEM_OFI_PROVIDER=sockets SHMEM_OFI_COMPLETION=read \
+        "$LAUNCHER" -n "$n" --timeout 90 "$B/$prog" "$MARK"
+    expect_rc 0 "$prog on $n PEs over sockets with flush reads"
+done
+for mode in read auto; do
+    run env SHMEM_OFI_PROVIDER=sockets SHMEM_OFI_COMPLETION=$mode \
+        SHMEM_INFO=1 "$LAUNCHER" -n 2 --timeout 60 "$B/rma_types" "$MARK"
+    expect_rc 0 "SHMEM_INFO over sockets, SHMEM_OFI_COMPLETION=$mode"
+    want="quiet: delivery-complete writes"
+    [ $mode = read ] && want="quiet: a read per PE written"
+    printf '%s\n' "$OUT" | grep -q "^network: sockets .*$want" ||
+        fail "SHMEM_INFO does not say '$want' (SHMEM_OFI_COMPLETION=$mode)"
+done
+run env "SHMEM_OFI_PROVIDER=tcp;ofi_rxm" SHMEM_OFI_COMPLETION=read \
+    "$LAUNCHER" -n 2 --timeout 60 "$B/rma_types" "$MARK"
+expect_fail "flush reads over tcp;ofi_rxm (no read-after-write order)"
+expect_err "FI_ORDER_RAW" "flush reads over tcp;ofi_rxm"
+expect_faster 20000 "flush reads over tcp;ofi_rxm"
+expect_clean "flush reads over tcp;ofi_rxm"
 echo "PASS: network"

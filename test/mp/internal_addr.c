@@ -1,0 +1,38 @@
+/*
+ * PE 0 puts 8 bytes into the runtime's internal area of PE 1 (0 with one
+ * PE): the address right after the user heap. The job must fail with one
+ * "not symmetric" line, as for any address outside the symmetric segments
+ * (test/mp/bad_addr.sh; with SHMEM_FORCE_NETWORK=1 the put goes to the
+ * network path, which registers the internal area for the runtime's own
+ * signals). argv[1]: SHMEM_SYMMETRIC_SIZE in bytes, a page multiple, which
+ * the script also sets: the first allocation of the whole heap starts at
+ * its base, so base + size is the internal area's first byte. argv[2]:
+ * put (default), get or amo.
+ */
+#include "mp.h"
+
+int main(int argc, char **argv)
+{
+    size_t size = argc > 1 ? strtoull(argv[1], NULL, 0) : 0;
+    const char *op = argc > 2 ? argv[2] : "put";
+    long v = 1;
+
+    shmem_init();
+    int me = shmem_my_pe(), npes = shmem_n_pes();
+    char *heap = shmem_malloc(size);
+    CHECK(heap, "shmem_malloc(%zu): the whole heap", size);
+    shmem_barrier_all();
+    if (me == 0) {
+        long *internal = (long *)(void *)(heap + size);
+        if (!strcmp(op, "get"))
+            shmem_getmem(&v, internal, sizeof(v), (me + 1) % npes);
+        else if (!strcmp(op, "amo"))
+            shmem_long_atomic_add(internal, 1, (me + 1) % npes);
+        else
+            shmem_putmem(internal, &v, sizeof(v), (me + 1) % npes);
+        shmem_quiet();
+        MP_FAIL("%s to the internal area %p returned", op, (void *)internal);
+    }
+    shmem_barrier_all();
+    MP_FAIL("the barrier completed without PE 0");
+}
