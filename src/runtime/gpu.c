@@ -33,10 +33,14 @@ static size_t sync_slot_words(void)
     return 2 * (size_t)dsm_rt.npes;
 }
 
-/* The open backend's GPU memory, or NULL. */
+/* The open backend's GPU memory, or NULL. Kept from init: finalize
+ * releases the device heap and the registrations after the sdma layer is
+ * closed. */
+static const dsm_sdma_gpu_ops_t *gpu_at_init;
+
 static const dsm_sdma_gpu_ops_t *gpu(void)
 {
-    return dsm_sdma_gpu(dsm_rt.sdma);
+    return dsm_rt.sdma ? dsm_sdma_gpu(dsm_rt.sdma) : gpu_at_init;
 }
 
 dsm_heap_t *dsm_rt_device_heap(void)
@@ -152,6 +156,7 @@ static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
 dsm_status_t dsm_rt_device_init(void)
 {
     const dsm_sdma_gpu_ops_t *g = gpu();
+    gpu_at_init = g;
     if (!g)
         return DSM_OK;
     /* Host segments, ours and the local peers', become reachable by our
@@ -189,6 +194,7 @@ void dsm_rt_device_fini(void)
     if (g)
         g->unregister_host_all();
     dsm_rt_device_seg_fini(&dsm_rt.segs[DSM_SEG_DEVICE]);
+    gpu_at_init = NULL;
 }
 
 void dsm_rt_device_seg_fini(dsm_seg_t *s)
