@@ -10,10 +10,18 @@
  * process (my copy of the object) and applies the operation to PE pe's copy;
  * the module turns it into (segment, offset) and the peer's registration.
  *
- * User RMA and AMOs (put, get, amo) must address the user part of a
- * segment: the runtime's internal area after the user heap fails with the
- * same one-line error as for a PE on this node. Signals and load64 are the
- * runtime's (team and barrier words in the internal area) and may.
+ * User RMA, AMOs and signals (put, get, amo, signal with internal 0) must
+ * address the user part of a segment: the runtime's internal area after
+ * the user heap fails with the same one-line error as for a PE on this
+ * node. The runtime's own signals (internal 1: team and barrier words in
+ * the internal area) and load64 may reach it.
+ *
+ * Layering: src/net uses only src/common (test/layers). What it needs of
+ * the runtime comes in through dsm_net_config_t at dsm_net_init: the job's
+ * layout, the bootstrap's put/fence/get for the address exchange, the
+ * segments to register, the wake word, the settings (SHMEM_OFI_*, read by
+ * the runtime's environment table) and callbacks for what stays in the
+ * runtime (fatal errors, the bad-address line, waiting).
  *
  * Completion: every operation is counted by its context; quiet waits until
  * none of the context's is outstanding, and writes are posted with
@@ -43,10 +51,65 @@ static inline int dsm_net_reaches(int pe)
     return dsm_net_remote != NULL && dsm_net_remote[pe];
 }
 
+/* A symmetric segment as the network sees it: [base, base + size) is the
+ * user part (user RMA, AMOs and signals stay inside it), [base, base +
+ * map_size) what is registered, the runtime's internal area after the user
+ * part included (its own signals, load64, quiet's flush reads). */
+typedef struct dsm_net_seg {
+    char *base; /* this PE's copy; NULL: none */
+    size_t size;
+    size_t map_size;
+} dsm_net_seg_t;
+
+/* The segments registered: the heap (with the internal area; quiet's flush
+ * reads read the internal area's first 8 bytes, base + size), then the
+ * static data. */
+#define DSM_NET_NSEG 2
+
+/* The address exchange: the bootstrap's put, fence and get (boot/boot.h's
+ * dsm_boot_ops_t; the network calls them only at init). */
+typedef struct dsm_net_exchange {
+    dsm_status_t (*put)(const char *key, const void *val, size_t len);
+    dsm_status_t (*fence)(void);
+    dsm_status_t (*get)(int rank, const char *key, void *val, size_t *len);
+} dsm_net_exchange_t;
+
+/* What the network takes from the runtime at init. Copied: the pointers
+ * in it (mapped, wake, strings) must stay valid until dsm_net_fini. */
+typedef struct dsm_net_config {
+    int me, npes;
+    int node_size, num_nodes;         /* PEs on this node, nodes in the job */
+    dsm_net_exchange_t exchange;      /* the bootstrap's put/fence/get */
+    char *const *mapped;              /* [npes]: non-NULL for the PEs whose
+                                       * heap is mapped here; the others are
+                                       * reached through the network */
+    dsm_net_seg_t segs[DSM_NET_NSEG]; /* heap, static */
+    dsm_net_seg_t device;             /* the device heap (size 0: none):
+                                       * never registered; addresses in it
+                                       * fail with their own line */
+    dsm_wake_t *wake;                 /* this PE's application wake word */
+    int thread_multiple;              /* SHMEM_THREAD_MULTIPLE */
+    /* Settings (the runtime's environment table). */
+    const char *provider;   /* SHMEM_OFI_PROVIDER: a name, or "auto" */
+    const char *domain;     /* SHMEM_OFI_DOMAIN: a name, or "auto" */
+    int force_network;      /* SHMEM_FORCE_NETWORK */
+    long progress_us;       /* SHMEM_OFI_PROGRESS_US (-1: pick) */
+    const char *completion; /* SHMEM_OFI_COMPLETION: auto, delivery, read */
+    /* What stays in the runtime. fatal: print "routine: message" and end
+     * the job; bad_addr: the one-line error for an address that is not
+     * symmetric (or not reachable, or past its segment's end) on pe; wait:
+     * return once cond(arg) holds, progressing meanwhile. */
+    void (*fatal)(const char *routine, const char *fmt, ...)
+        DSM_PRINTF(2, 3) DSM_NORETURN;
+    void (*bad_addr)(const char *routine, const void *addr, size_t len,
+                     int pe) DSM_NORETURN;
+    void (*wait)(int (*cond)(void *), void *arg);
+} dsm_net_config_t;
+
 /* After the segments exist (collective over the job; uses the bootstrap).
  * Does nothing when every PE is mapped; otherwise opens the provider or
  * prints one line saying which provider lacked what and what to set. */
-dsm_status_t dsm_net_init(void);
+dsm_status_t dsm_net_init(const dsm_net_config_t *cfg);
 void dsm_net_fini(void);
 /* "tcp;ofi_rxm" etc., or NULL when the network is not in use. */
 const char *dsm_net_provider(void);
@@ -101,9 +164,11 @@ void dsm_net_fence(dsm_net_ctx_t *nc);
 void dsm_net_progress(void);
 
 /* The 64-bit word sym on PE pe: store v, or add v (add != 0), after every
- * earlier network write of nc to pe (data before signal). */
+ * earlier network write of nc to pe (data before signal). internal 0: a
+ * user signal word, which must be in the user part of a segment; 1: the
+ * runtime's (team, barrier), which may be in the internal area. */
 void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
-                    uint64_t v, int add, int pe);
+                    uint64_t v, int add, int pe, int internal);
 /* Read the 64-bit word sym of PE pe (an atomic fetch). */
 uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe);
 

@@ -33,9 +33,14 @@
  * registered; each PE publishes its endpoint name, the segments' base
  * addresses and keys through the bootstrap. Target addresses are the
  * peer's virtual address (FI_MR_VIRT_ADDR) or the offset in the region.
- * User RMA and AMOs are checked against the user part of the heap (as the
- * shm path's dsm_rt_xlate does); only the runtime's own operations
- * (signals, load64, quiet's flush reads) reach the internal area.
+ * User RMA, AMOs and signals are checked against the user part of the
+ * heap (as the shm path's dsm_rt_xlate does); only the runtime's own
+ * operations (its signals, load64, quiet's flush reads) reach the internal
+ * area.
+ *
+ * The runtime is reached only through what dsm_net_init was handed
+ * (net.h: dsm_net_config_t): the job's layout, the segments, the wake
+ * word, the settings, and the fatal, bad-address and wait callbacks.
  *
  * Atomics: each (operation, 4/8-byte integer) is checked with
  * fi_query_atomic / fi_query_fetch_atomic / fi_query_compare_atomic at
@@ -48,10 +53,13 @@
  * progress (tcp;ofi_rxm) answer remote reads and atomics of idle targets.
  * Reading the shared CQ progresses every endpoint bound to it.
  */
-#include "rt.h"
 #include "net/net.h"
 
+#include "common/backoff.h"
+#include "common/common.h"
+
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
@@ -62,18 +70,21 @@
 
 unsigned char *dsm_net_remote;
 
+/* What the runtime handed over at init (net.h). */
+static dsm_net_config_t net_cfg;
+
 #ifndef DSM_HAVE_OFI
 
-dsm_status_t dsm_net_init(void)
+dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
 {
-    for (int pe = 0; pe < dsm_rt.npes; pe++)
-        if (!dsm_rt.segs[DSM_SEG_HEAP].peer[pe]) {
+    net_cfg = *cfg;
+    for (int pe = 0; pe < cfg->npes; pe++)
+        if (!cfg->mapped[pe]) {
             dsm_log_error("shmem_init: PE %d is on another node%s, but this "
                           "dmashmem was built without libfabric (install "
                           "libfabric-dev and reconfigure)",
-                          pe, dsm_env.force_network
-                                  ? " (SHMEM_FORCE_NETWORK=1)"
-                                  : "");
+                          pe,
+                          cfg->force_network ? " (SHMEM_FORCE_NETWORK=1)" : "");
             return DSM_ERR_UNSUPPORTED;
         }
     return DSM_OK;
@@ -88,7 +99,7 @@ int dsm_net_ordered(void) { return 0; }
 static void no_net(const char *routine) DSM_NORETURN;
 static void no_net(const char *routine)
 {
-    dsm_rt_fatal(routine, "no network path in this build");
+    net_cfg.fatal(routine, "no network path in this build");
 }
 dsm_net_ctx_t *dsm_net_ctx_create(int flags)
 {
@@ -121,9 +132,9 @@ void dsm_net_flush(dsm_net_ctx_t *nc, int pe) { (void)nc, (void)pe; }
 void dsm_net_fence(dsm_net_ctx_t *nc) { (void)nc; }
 void dsm_net_progress(void) {}
 void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
-                    uint64_t v, int add, int pe)
+                    uint64_t v, int add, int pe, int internal)
 {
-    (void)nc, (void)sym, (void)v, (void)add, (void)pe;
+    (void)nc, (void)sym, (void)v, (void)add, (void)pe, (void)internal;
     no_net(routine);
 }
 uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
@@ -141,8 +152,6 @@ uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
-
-#include "amo.h"
 
 #include <dlfcn.h>
 
@@ -312,8 +321,8 @@ static void net_fail(const char *routine, const char *what, int pe,
 static void net_fail(const char *routine, const char *what, int pe, ssize_t rc)
 {
     peer_failure_grace();
-    dsm_rt_fatal(routine, "%s to PE %d failed over libfabric provider %s: %s",
-                 what, pe, net.prov, ofi.strerror((int)-rc));
+    net_cfg.fatal(routine, "%s to PE %d failed over libfabric provider %s: %s",
+                  what, pe, net.prov, ofi.strerror((int)-rc));
 }
 
 /* ------------------------------------------------------------ progress */
@@ -345,13 +354,14 @@ static int cq_poll(void)
         if (err.prov_errno)
             fi_cq_strerror(net.cq, err.prov_errno, err.err_data, buf,
                            sizeof(buf));
-        dsm_rt_fatal("network", "a libfabric operation failed (provider %s): "
-                     "%s%s%s", net.prov, ofi.strerror(err.err),
-                     buf[0] ? ": " : "", buf);
+        net_cfg.fatal("network",
+                      "a libfabric operation failed (provider %s): "
+                      "%s%s%s",
+                      net.prov, ofi.strerror(err.err), buf[0] ? ": " : "", buf);
     } else if (n < 0 && n != -FI_EAGAIN) {
         pthread_mutex_unlock(&net.cq_lock);
-        dsm_rt_fatal("network", "fi_cq_read failed (provider %s): %s",
-                     net.prov, ofi.strerror((int)-n));
+        net_cfg.fatal("network", "fi_cq_read failed (provider %s): %s",
+                      net.prov, ofi.strerror((int)-n));
     }
     pthread_mutex_unlock(&net.cq_lock);
     return got;
@@ -409,7 +419,7 @@ static void op_wait(net_op_t *op)
 {
     dsm_backoff_t b = {0};
     while (!op_done(op))
-        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, op_done, op);
+        dsm_backoff(&b, net_cfg.wake, op_done, op);
 }
 
 struct count_arg {
@@ -427,11 +437,12 @@ static int counted(void *p)
     /* Reading a counter drives the provider's progress itself. */
     if (DSM_UNLIKELY(fi_cntr_readerr(w) || fi_cntr_readerr(r))) {
         peer_failure_grace();
-        dsm_rt_fatal("shmem_quiet", "%llu network operation(s) failed "
-                     "(libfabric provider %s)",
-                     (unsigned long long)(fi_cntr_readerr(w) +
-                                          fi_cntr_readerr(r)),
-                     net.prov);
+        net_cfg.fatal(
+            "shmem_quiet",
+            "%llu network operation(s) failed "
+            "(libfabric provider %s)",
+            (unsigned long long)(fi_cntr_readerr(w) + fi_cntr_readerr(r)),
+            net.prov);
     }
     return fi_cntr_read(w) + fi_cntr_read(r) >= a->target;
 }
@@ -442,7 +453,7 @@ static void nc_complete(dsm_net_ctx_t *nc)
 {
     struct count_arg a = {nc, __atomic_load_n(&nc->posted, __ATOMIC_ACQUIRE)};
     if (!counted(&a))
-        dsm_rt_wait(counted, &a);
+        net_cfg.wait(counted, &a);
 }
 
 /* ------------------------------------------------------------ addresses */
@@ -455,7 +466,7 @@ static void remote_of(const char *routine, const void *sym, size_t len, int pe,
                       int internal, uint64_t *raddr, uint64_t *key)
 {
     for (int i = 0; i < NET_NSEG; i++) {
-        const dsm_seg_t *s = &dsm_rt.segs[i];
+        const dsm_net_seg_t *s = &net_cfg.segs[i];
         size_t lim = internal ? s->map_size : s->size;
         uintptr_t off = (uintptr_t)sym - (uintptr_t)s->base;
         if (s->base && off < lim && len <= lim - off) {
@@ -464,11 +475,12 @@ static void remote_of(const char *routine, const void *sym, size_t len, int pe,
             return;
         }
     }
-    if ((uintptr_t)sym - (uintptr_t)dsm_rt.segs[DSM_SEG_DEVICE].base <
-        dsm_rt.segs[DSM_SEG_DEVICE].size)
-        dsm_rt_fatal(routine, "PE %d is on another node: RMA on the device "
-                     "heap (GPU memory) across nodes is not supported", pe);
-    dsm_rt_bad_addr(routine, sym, len, pe);
+    if ((uintptr_t)sym - (uintptr_t)net_cfg.device.base < net_cfg.device.size)
+        net_cfg.fatal(routine,
+                      "PE %d is on another node: RMA on the device "
+                      "heap (GPU memory) across nodes is not supported",
+                      pe);
+    net_cfg.bad_addr(routine, sym, len, pe);
 }
 
 /* ------------------------------------------------------------ RMA */
@@ -625,7 +637,7 @@ static void amo_native(dsm_net_ctx_t *nc, const char *routine, int op,
             NET_POST(nc, routine, "fetching atomic", pe,
                      fi_fetch_atomicmsg(nc->ep, &msg, &res, NULL, 1,
                                         FI_COMPLETION));
-    } else if (pe == dsm_rt.me) {
+    } else if (pe == net_cfg.me) {
         /* On my own word: complete on return, since the caller may read it
          * next with a plain load (every on-node AMO behaves so). */
         msg.context = &done;
@@ -701,7 +713,7 @@ static void amo_at(dsm_net_ctx_t *nc, const char *routine, int op,
         fetched = &scratch;
     if (net.amo_mode[op][size == 8][fetched != NULL] == AMO_CAS_LOOP) {
         if (op == DSM_AMO_CSWAP) /* CSWAP itself is native (checked) */
-            dsm_rt_fatal(routine, "internal: CSWAP cannot be emulated");
+            net_cfg.fatal(routine, "internal: CSWAP cannot be emulated");
         amo_cas_loop(nc, routine, op, raddr, key, size, val, fetched, pe);
         return;
     }
@@ -767,14 +779,16 @@ void dsm_net_ctx_destroy(dsm_net_ctx_t *nc)
 
 /* ------------------------------------------------------------ quiet */
 
-/* A read of 8 bytes from pe's control page: with reads ordered after
- * writes (FI_ORDER_RAW, checked at startup), it completes only after nc's
- * earlier writes to pe were placed. The caller holds nc exclusive. */
+/* A read of 8 bytes from the start of pe's internal area (its control
+ * page): with reads ordered after writes (FI_ORDER_RAW, checked at
+ * startup), it completes only after nc's earlier writes to pe were placed.
+ * The caller holds nc exclusive. */
 static void post_flush_read(dsm_net_ctx_t *nc, int pe, uint64_t *scratch)
 {
     uint64_t raddr, key;
-    remote_of("shmem_quiet", dsm_rt.ctrl, sizeof(*scratch), pe, 1, &raddr,
-              &key);
+    const dsm_net_seg_t *heap = &net_cfg.segs[0];
+    remote_of("shmem_quiet", heap->base + heap->size, sizeof(*scratch), pe, 1,
+              &raddr, &key);
     post_read(nc, "shmem_quiet", scratch, sizeof(*scratch), raddr, key, pe,
               NULL);
 }
@@ -788,11 +802,11 @@ void dsm_net_quiet(dsm_net_ctx_t *nc)
     nc_complete(nc);
     if (net.delivery) {
         /* Every write of nc was delivered; none posted meanwhile. */
-        memset(nc->written, 0, (size_t)dsm_rt.npes);
+        memset(nc->written, 0, (size_t)net_cfg.npes);
     } else {
         uint64_t scratch;
         int any = 0;
-        for (int pe = 0; pe < dsm_rt.npes; pe++)
+        for (int pe = 0; pe < net_cfg.npes; pe++)
             if (nc->written[pe]) {
                 nc->written[pe] = 0;
                 post_flush_read(nc, pe, &scratch);
@@ -814,7 +828,7 @@ void dsm_net_flush(dsm_net_ctx_t *nc, int pe)
      * nc's complete; only pe's writes need the flush read. */
     nc_complete(nc);
     if (net.delivery) {
-        memset(nc->written, 0, (size_t)dsm_rt.npes);
+        memset(nc->written, 0, (size_t)net_cfg.npes);
     } else if (nc->written[pe]) {
         uint64_t scratch;
         nc->written[pe] = 0;
@@ -831,7 +845,7 @@ void dsm_net_fence(dsm_net_ctx_t *nc)
 }
 
 void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
-                    uint64_t v, int add, int pe)
+                    uint64_t v, int add, int pe, int internal)
 {
     nc = nc_of(nc);
     /* Data before signal: only nc's writes to pe must land first, and there
@@ -840,9 +854,10 @@ void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
      * as clear was cleared by a quiet that completed its write. */
     if (!net.ordered && __atomic_load_n(&nc->written[pe], __ATOMIC_RELAXED))
         dsm_net_flush(nc, pe);
-    /* The runtime's words (team, barrier) are in the internal area. */
+    /* The runtime's words (team, barrier) are in the internal area; a
+     * user's must be in the user part, as for puts. */
     amo_at(nc, routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v), &v,
-           NULL, NULL, pe, 1);
+           NULL, NULL, pe, internal);
     /* Send it now: the caller may leave the library next. */
     cq_poll();
 }
@@ -935,13 +950,11 @@ static void list_capable(char *out, size_t n)
 
 static dsm_status_t pick_info(void)
 {
-    const char *prov = strcmp(dsm_env.ofi_provider, "auto")
-                           ? dsm_env.ofi_provider
-                           : NULL;
-    const char *dom = strcmp(dsm_env.ofi_domain, "auto") ? dsm_env.ofi_domain
-                                                         : NULL;
+    const char *prov =
+        strcmp(net_cfg.provider, "auto") ? net_cfg.provider : NULL;
+    const char *dom = strcmp(net_cfg.domain, "auto") ? net_cfg.domain : NULL;
     /* One machine pretending to be several: loopback unless told. */
-    int lo = !dom && dsm_env.force_network && dsm_rt.boot.num_nodes == 1;
+    int lo = !dom && net_cfg.force_network && net_cfg.num_nodes == 1;
     int rc = -FI_ENODATA;
 
     /* tcp and sockets skip the loopback interface while another exists
@@ -977,7 +990,7 @@ static dsm_status_t pick_info(void)
     }
     /* SHMEM_OFI_COMPLETION=read: flush reads even where delivery-complete
      * is offered (tests that method on a provider that has both). */
-    const char *cm = getenv("SHMEM_OFI_COMPLETION");
+    const char *cm = net_cfg.completion;
     int dmax = 1, dmin = 0;
     if (cm && !strcmp(cm, "read"))
         dmax = 0;
@@ -1138,7 +1151,7 @@ static dsm_status_t nc_open_as(dsm_net_ctx_t *nc, int shared, const char *who)
                                   PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&nc->lock, &la);
     pthread_rwlockattr_destroy(&la);
-    nc->written = calloc((size_t)dsm_rt.npes, 1);
+    nc->written = calloc((size_t)net_cfg.npes, 1);
     if (!nc->written)
         return DSM_ERR_NOMEM;
     if ((rc = fi_endpoint(net.domain, net.info, &nc->ep, NULL)))
@@ -1211,8 +1224,7 @@ static dsm_status_t open_endpoint(void)
     /* The default context's endpoint: the one every peer targets. Shared
      * under SHMEM_THREAD_MULTIPLE (dsm_net_ctx_create sets it again when
      * the path table opens the default context). */
-    st = nc_open_as(&net_dflt, dsm_rt.thread_level == SHMEM_THREAD_MULTIPLE,
-                    "shmem_init");
+    st = nc_open_as(&net_dflt, net_cfg.thread_multiple, "shmem_init");
     if (st != DSM_OK)
         return st;
     net.virt_addr = !!(net.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
@@ -1225,14 +1237,14 @@ static dsm_status_t open_endpoint(void)
 static dsm_status_t register_segments(net_pub_t *pub)
 {
     for (int i = 0; i < NET_NSEG; i++) {
-        dsm_seg_t *s = &dsm_rt.segs[i];
+        const dsm_net_seg_t *s = &net_cfg.segs[i];
         if (!s->base || !s->map_size)
             continue;
         OFI_CHECK(fi_mr_reg(net.domain, s->base, s->map_size,
                             FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
                             (uint64_t)i + 1, 0, &net.mr[i], NULL),
-                  i == DSM_SEG_HEAP ? "registering the symmetric heap"
-                                    : "registering the static data");
+                  i == 0 ? "registering the symmetric heap"
+                         : "registering the static data");
         if (net.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
             OFI_CHECK(fi_mr_bind(net.mr[i], &net_dflt.ep->fid, 0),
                       "binding a memory region");
@@ -1248,8 +1260,8 @@ static dsm_status_t register_segments(net_pub_t *pub)
 
 static dsm_status_t exchange(net_pub_t *pub)
 {
-    const dsm_boot_ops_t *b = dsm_rt.boot_ops;
-    const int n = dsm_rt.npes;
+    const dsm_net_exchange_t *b = &net_cfg.exchange;
+    const int n = net_cfg.npes;
     size_t namelen = sizeof(pub->name);
     char *names;
     dsm_status_t st;
@@ -1306,16 +1318,17 @@ static dsm_status_t exchange(net_pub_t *pub)
 static const int kept_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
                                    SIGABRT, SIGINT, SIGTERM, SIGQUIT};
 
-dsm_status_t dsm_net_init(void)
+dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
 {
-    const int n = dsm_rt.npes;
+    const int n = cfg->npes;
     struct sigaction saved[DSM_ARRAY_SIZE(kept_signals)];
     net_pub_t pub;
     dsm_status_t st;
     int remote = 0;
 
+    net_cfg = *cfg;
     for (int pe = 0; pe < n; pe++)
-        remote += !dsm_rt.segs[DSM_SEG_HEAP].peer[pe];
+        remote += !cfg->mapped[pe];
     if (!remote)
         return DSM_OK;
     pthread_mutex_init(&net.cq_lock, NULL);
@@ -1346,9 +1359,9 @@ dsm_status_t dsm_net_init(void)
     if (!dsm_net_remote)
         return DSM_ERR_NOMEM;
     for (int pe = 0; pe < n; pe++)
-        dsm_net_remote[pe] = !dsm_rt.segs[DSM_SEG_HEAP].peer[pe];
+        dsm_net_remote[pe] = !cfg->mapped[pe];
     dsm_backoff_progress = dsm_net_progress;
-    net.prog_us = dsm_env.ofi_progress_us;
+    net.prog_us = cfg->progress_us;
     if (net.prog_us < 0) {
         /* The thread costs where it has no core of its own (measured on 2
          * cores, 2 PEs: fcollect 1 MiB over sockets 0.64 ms without it,
@@ -1358,7 +1371,7 @@ dsm_status_t dsm_net_init(void)
          * library waits for its next call (a 3-PE job hung in finalize).
          * So: 100 us with a core per thread, else a slow 1 ms. */
         long cores = dsm_ncores();
-        net.prog_us = cores >= 2L * dsm_rt.boot.node_size ? 100 : 1000;
+        net.prog_us = cores >= 2L * cfg->node_size ? 100 : 1000;
     }
     if (net.prog_us > 0) {
         if (pthread_create(&net.prog, NULL, prog_main, NULL)) {

@@ -104,6 +104,7 @@ static const struct {
     const char *choices; /* '|'-separated */
 } str_choices[] = {
     {"SHMEM_PERSISTENT_SYNC", &dsm_env.persistent_sync, "host|hready|dev"},
+    {"SHMEM_OFI_COMPLETION", &dsm_env.ofi_completion, "auto|delivery|read"},
 };
 
 static int one_of(const char *v, const char *choices)

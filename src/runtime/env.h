@@ -104,7 +104,11 @@
       "interval of the network progress thread, in us (a computing PE of a " \
       "manual-progress provider answers remote gets and atomics within "     \
       "it); 0 = no thread (progress inside OpenSHMEM calls only); -1 = 100 " \
-      "where the node has two cores per PE, else 1000")
+      "where the node has two cores per PE, else 1000")                       \
+    X(SHMEM_OFI_COMPLETION, STR, ofi_completion, "auto",                       \
+      "how quiet completes network puts: delivery (FI_DELIVERY_COMPLETE), "   \
+      "read (a read from each PE written, FI_ORDER_RAW) or auto (delivery "   \
+      "where offered)")
 
 typedef struct dsm_env {
 #define DSM_ENV_FIELD_SIZE uint64_t

@@ -150,7 +150,33 @@ static int do_init(int requested)
                                 : (size_t)dsm_env.sdma_nbi_inline_max;
     if (dsm_rt_device_init() != DSM_OK) /* gpu.c: device heap */
         goto fail;
-    if (dsm_net_init() != DSM_OK) /* src/net: PEs on other nodes */
+    /* src/net: PEs on other nodes; it sees the runtime only through this. */
+    const dsm_seg_t *hs = &dsm_rt.segs[DSM_SEG_HEAP],
+                    *ss = &dsm_rt.segs[DSM_SEG_STATIC],
+                    *ds = &dsm_rt.segs[DSM_SEG_DEVICE];
+    dsm_net_config_t ncfg = {
+        .me = dsm_rt.me,
+        .npes = dsm_rt.npes,
+        .node_size = dsm_rt.boot.node_size,
+        .num_nodes = dsm_rt.boot.num_nodes,
+        .exchange = {dsm_rt.boot_ops->put, dsm_rt.boot_ops->fence,
+                     dsm_rt.boot_ops->get},
+        .mapped = hs->peer,
+        .segs = {{hs->base, hs->size, hs->map_size},
+                 {ss->base, ss->size, ss->map_size}},
+        .device = {ds->base, ds->size, ds->map_size},
+        .wake = &dsm_rt.ctrl->wake_app,
+        .thread_multiple = dsm_rt.thread_level == SHMEM_THREAD_MULTIPLE,
+        .provider = dsm_env.ofi_provider,
+        .domain = dsm_env.ofi_domain,
+        .force_network = dsm_env.force_network,
+        .progress_us = dsm_env.ofi_progress_us,
+        .completion = dsm_env.ofi_completion,
+        .fatal = dsm_rt_fatal,
+        .bad_addr = dsm_rt_bad_addr,
+        .wait = dsm_rt_wait,
+    };
+    if (dsm_net_init(&ncfg) != DSM_OK)
         goto fail;
     if (dsm_paths_init() != DSM_OK) /* path.h: how each PE is reached */
         goto fail;

@@ -38,17 +38,40 @@ static void shm_amo(dsm_ctx_t *c, dsm_amo_op_t op, void *sym, size_t size,
     dsm_shm_amo(c, op, sym, size, val, cmp, fetched, pe, routine);
 }
 
-static void shm_signal(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add,
-                       int pe, const char *routine)
+static void shm_signal_word(uint64_t *w, uint64_t v, int add, int pe)
 {
-    (void)c;
-    dsm_check_host_word(routine, sym, pe);
-    uint64_t *w = (uint64_t *)(void *)dsm_rt_xlate(routine, sym, sizeof(*w), pe);
     if (add)
         __atomic_fetch_add(w, v, __ATOMIC_ACQ_REL);
     else
         __atomic_store_n(w, v, __ATOMIC_RELEASE);
     dsm_wake_notify(&dsm_rt.peer_ctrl[pe]->wake_app);
+}
+
+/* A user's word: dsm_rt_xlate keeps it in the user part of a segment. */
+static void shm_signal(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add, int pe,
+                       const char *routine)
+{
+    (void)c;
+    dsm_check_host_word(routine, sym, pe);
+    uint64_t *w =
+        (uint64_t *)(void *)dsm_rt_xlate(routine, sym, sizeof(*w), pe);
+    shm_signal_word(w, v, add, pe);
+}
+
+/* The runtime's word: also the internal area after the user heap, which
+ * every local peer maps with the heap. (The runtime stores to its words
+ * on mapped PEs directly; this is for completeness of the table.) */
+static void shm_sys_signal(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add,
+                           int pe, const char *routine)
+{
+    const dsm_seg_t *h = &dsm_rt.segs[DSM_SEG_HEAP];
+    uintptr_t off = (uintptr_t)sym - (uintptr_t)h->base;
+    if (off >= h->size && off < h->map_size &&
+        sizeof(*sym) <= h->map_size - off && h->peer[pe]) {
+        shm_signal_word((uint64_t *)(void *)(h->peer[pe] + off), v, add, pe);
+        return;
+    }
+    shm_signal(c, sym, v, add, pe, routine);
 }
 
 static uint64_t shm_load64(const uint64_t *sym, int pe, const char *routine)
@@ -115,6 +138,7 @@ const dsm_path_ops_t dsm_path_shm = {
     .get = shm_get,
     .amo = shm_amo,
     .signal = shm_signal,
+    .sys_signal = shm_sys_signal,
     .load64 = shm_load64,
     .flush = shm_flush,
     .quiet = shm_quiet,
@@ -143,11 +167,20 @@ static void net_amo(dsm_ctx_t *c, dsm_amo_op_t op, void *sym, size_t size,
     dsm_net_amo(c->net, routine, op, sym, size, val, cmp, fetched, pe);
 }
 
+/* A user's word: the internal area is refused as for puts. */
 static void net_signal(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add,
                        int pe, const char *routine)
 {
     dsm_check_host_word(routine, sym, pe);
-    dsm_net_signal(c->net, routine, sym, v, add, pe);
+    dsm_net_signal(c->net, routine, sym, v, add, pe, 0);
+}
+
+/* The runtime's word (team, barrier): may be in the internal area. */
+static void net_sys_signal(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add,
+                           int pe, const char *routine)
+{
+    dsm_check_host_word(routine, sym, pe);
+    dsm_net_signal(c->net, routine, sym, v, add, pe, 1);
 }
 
 static uint64_t net_load64(const uint64_t *sym, int pe, const char *routine)
@@ -195,6 +228,7 @@ const dsm_path_ops_t dsm_path_net = {
     .get = net_get,
     .amo = net_amo,
     .signal = net_signal,
+    .sys_signal = net_sys_signal,
     .load64 = net_load64,
     .flush = net_flush,
     .quiet = net_quiet,

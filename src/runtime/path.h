@@ -2,8 +2,9 @@
  * The path table: how this PE reaches every other PE, chosen once at init
  * (NCCL's transport table, UCX's lanes).
  *
- * A path is a const table of operations (put, get, amo, signal, load64,
- * flush, quiet, fence, per-context open/close) and a set of capabilities.
+ * A path is a const table of operations (put, get, amo, signal,
+ * sys_signal, load64, flush, quiet, fence, per-context open/close) and a
+ * set of capabilities.
  * Two paths exist today:
  *
  *   shm  the peer's segments are mapped here: blocking RMA to host memory
@@ -16,8 +17,13 @@
  *
  * RMA, AMOs, signals, quiet, pe_quiet, fence and the collectives call the
  * path of the target PE; none of them asks "network or not". Each PE has
- * two entries: `rma` (data movement, completion, team-internal signals)
- * and `amo` (user AMOs and signal operations). The atomicity domain of the
+ * two entries: `rma` (data movement, completion, the runtime's own
+ * signals: sys_signal) and `amo` (user AMOs and signal operations:
+ * signal). User words (put, get, amo, signal) must be in the user part of
+ * a segment on every path: an address in the runtime's internal area after
+ * the user heap fails with the one-line not-symmetric error. Only
+ * sys_signal and load64, the runtime's (team and barrier words), reach the
+ * internal area. The atomicity domain of the
  * job is a property of the table: on one node every `amo` is shm (CPU
  * atomics); as soon as the job spans nodes every `amo`, to this node's PEs
  * and to this PE too, is net, because a provider's atomics are atomic only
@@ -56,9 +62,14 @@ typedef struct dsm_path_ops {
                 const void *val, const void *cmp, void *fetched, int pe,
                 const char *routine);
     /* Store (add 0) or add v to the word sym of pe, after every earlier
-     * write of c to pe (data before signal), and wake its waiters. */
+     * write of c to pe (data before signal), and wake its waiters. signal:
+     * a user's word (shmem_signal_add/set, put_signal), in the user part
+     * of a segment; sys_signal: the runtime's (team, barrier), which may
+     * be in the internal area. */
     void (*signal)(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add, int pe,
                    const char *routine);
+    void (*sys_signal)(dsm_ctx_t *c, uint64_t *sym, uint64_t v, int add, int pe,
+                       const char *routine);
     /* Atomic read of the word sym of pe. */
     uint64_t (*load64)(const uint64_t *sym, int pe, const char *routine);
     /* Complete c's operations to pe / all of c's operations on this path /
@@ -274,12 +285,14 @@ static inline void dsm_path_get(dsm_ctx_t *c, void *dst, const void *sym,
         o->get(c, dst, sym, len, pe, nbi, routine);
 }
 
-/* A signal word of the runtime (team, barrier) on pe: through the rma
- * path, whose order puts it behind c's earlier writes to pe. */
+/* A signal word of the runtime (team, barrier; may be in the internal
+ * area) on pe: through the rma path's sys_signal, whose order puts it
+ * behind c's earlier writes to pe. User signals take the amo path's
+ * signal (runtime/signal.c), which refuses the internal area. */
 static inline void dsm_path_signal(dsm_ctx_t *c, uint64_t *sym, uint64_t v,
                                    int add, int pe, const char *routine)
 {
-    dsm_paths.pe[pe].rma->signal(c, sym, v, add, pe, routine);
+    dsm_paths.pe[pe].rma->sys_signal(c, sym, v, add, pe, routine);
 }
 
 static inline uint64_t dsm_path_load64(const uint64_t *sym, int pe,

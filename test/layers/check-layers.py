@@ -97,28 +97,6 @@ RULES = {
 # violation is compiled), and allowed in every build.
 CYCLE_EDGE = "cycle edge: "
 ALLOW = [
-    ('net/ofi.c -> runtime/rt.h (include)',
-     'ofi.c reads dsm_rt (npes, segments, ctrl); pass them in through net.h'),
-    ('net/ofi.c -> runtime/amo.h (include)',
-     'ofi.c includes runtime/amo.h for the AMO op codes, which common/amo_op.h holds now'),
-    ('net/ofi.c -> runtime/rt.c (data dsm_rt)',
-     "ofi.c reads the runtime's state directly; pass npes/segments/wake word in through net.h"),
-    ('net/ofi.c -> runtime/env.c (data dsm_env)',
-     'ofi.c reads SHMEM_FORCE_NETWORK from dsm_env; pass the setting in through net.h'),
-    ('net/ofi.c -> runtime/error.c (call dsm_rt_fatal)',
-     'net reports fatal errors through the runtime; a status return or a common/ error hook'),
-    ('net/ofi.c -> runtime/error.c (call dsm_rt_bad_addr)',
-     "net checks symmetric addresses with the runtime's error path; check in the caller (runtime) or return a status"),
-    ('net/ofi.c -> runtime/wait.c (call dsm_rt_wait)',
-     "net waits with the runtime's wait loop; wait in the runtime or use a common/ backoff"),
-    ('cycle edge: net/ofi -> runtime/amo',
-     'net/ofi uses runtime modules that use net (rule 1 above); goes with those'),
-    ('cycle edge: net/ofi -> runtime/error',
-     'net/ofi uses runtime modules that use net (rule 1 above); goes with those'),
-    ('cycle edge: net/ofi -> runtime/rt',
-     'net/ofi uses runtime modules that use net (rule 1 above); goes with those'),
-    ('cycle edge: net/ofi -> runtime/wait',
-     'net/ofi uses runtime modules that use net (rule 1 above); goes with those'),
     ]
 
 # ------------------------------------------------------------------ sources

@@ -1,10 +1,11 @@
 #!/bin/bash
 # A put to a non-symmetric (stack) address fails the job with one line that
 # names the routine, the PE and says the address is not symmetric. So does
-# RMA or an AMO into the runtime's internal area right after the user heap
-# (team words, control page), on this node and, with SHMEM_FORCE_NETWORK=1,
-# through the network path, which registers that area for the runtime's own
-# signals (test/mp/internal_addr computes the address from a heap of
+# RMA, an AMO or a user signal (signal_add, put_signal, put_signal_nbi) into
+# the runtime's internal area right after the user heap (team words, control
+# page), on this node and, with SHMEM_FORCE_NETWORK=1, through the network
+# path, which registers that area for the runtime's own signals
+# (test/mp/internal_addr computes the address from a heap of
 # SHMEM_SYMMETRIC_SIZE bytes allocated whole).
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
@@ -24,7 +25,9 @@ net_modes=0
 ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 ' && net_modes="0 1"
 for net in $net_modes; do
     for op_routine in put:shmem_putmem get:shmem_getmem \
-                      amo:shmem_long_atomic_add; do
+                      amo:shmem_long_atomic_add signal:shmem_signal_add \
+                      put_signal:shmem_putmem_signal \
+                      put_signal_nbi:shmem_putmem_signal_nbi; do
         op=${op_routine%:*} routine=${op_routine#*:}
         what="$op into the internal area with 2 PEs (SHMEM_FORCE_NETWORK=$net)"
         run env SHMEM_FORCE_NETWORK=$net SHMEM_SYMMETRIC_SIZE=$size \

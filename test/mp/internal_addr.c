@@ -7,7 +7,12 @@
  * signals). argv[1]: SHMEM_SYMMETRIC_SIZE in bytes, a page multiple, which
  * the script also sets: the first allocation of the whole heap starts at
  * its base, so base + size is the internal area's first byte. argv[2]:
- * put (default), get or amo.
+ * put (default), get, amo, or a user signal into the internal area:
+ * signal (shmem_signal_add), put_signal (shmem_putmem_signal, the data to
+ * the user heap) or put_signal_nbi (shmem_putmem_signal_nbi). A user
+ * signal must be refused like a put: over the network it goes through the
+ * path table's user `signal` op, not the runtime's `sys_signal`, which may
+ * reach the internal area (team and barrier words).
  */
 #include "mp.h"
 
@@ -28,6 +33,16 @@ int main(int argc, char **argv)
             shmem_getmem(&v, internal, sizeof(v), (me + 1) % npes);
         else if (!strcmp(op, "amo"))
             shmem_long_atomic_add(internal, 1, (me + 1) % npes);
+        else if (!strcmp(op, "signal"))
+            shmem_signal_add((uint64_t *)(void *)internal, 1, (me + 1) % npes);
+        else if (!strcmp(op, "put_signal"))
+            shmem_putmem_signal(heap, &v, sizeof(v),
+                                (uint64_t *)(void *)internal, 1,
+                                SHMEM_SIGNAL_SET, (me + 1) % npes);
+        else if (!strcmp(op, "put_signal_nbi"))
+            shmem_putmem_signal_nbi(heap, &v, sizeof(v),
+                                    (uint64_t *)(void *)internal, 1,
+                                    SHMEM_SIGNAL_SET, (me + 1) % npes);
         else
             shmem_putmem(internal, &v, sizeof(v), (me + 1) % npes);
         shmem_quiet();
