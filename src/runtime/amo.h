@@ -41,8 +41,12 @@ static inline void dsm_amo(shmem_ctx_t ctx, dsm_amo_op_t op, const void *dest,
                            void *fetched, int pe, const char *routine)
 {
     dsm_ctx_t *c = dsm_amo_check(ctx, dest, size, pe, routine);
+    if (DSM_LIKELY(dsm_paths.shm_only)) {
+        dsm_shm_amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
+        return;
+    }
     const dsm_path_ops_t *o = dsm_paths.pe[pe].amo;
-    if (DSM_LIKELY(o == &dsm_path_shm))
+    if (o == &dsm_path_shm)
         dsm_shm_amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
     else
         o->amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);

@@ -286,12 +286,14 @@ dsm_status_t dsm_paths_init(void)
         use(p->rma);
         use(p->amo);
     }
+    dsm_paths.shm_only = dsm_paths.nused == 1 && dsm_paths.used[0] == &dsm_path_shm;
     return dsm_path_ctx_open(&dsm_ctx_default);
 }
 
 void dsm_paths_fini(void)
 {
     dsm_path_ctx_close(&dsm_ctx_default);
+    dsm_paths.shm_only = 0;
     free(dsm_paths.pe);
     dsm_paths.pe = NULL;
     dsm_paths.nused = 0;

@@ -90,6 +90,9 @@ typedef struct dsm_path {
 
 #define DSM_PATH_MAX 4
 struct dsm_paths {
+    /* 1 when every PE, for RMA and AMOs, is on the shm path (a one-node
+     * job): the entry points then skip the table with one load. */
+    int shm_only;
     dsm_path_t *pe; /* [npes] */
     /* The distinct rma paths in use: quiet, fence and context set-up walk
      * these, not the PEs. */
@@ -267,8 +270,12 @@ static inline void dsm_path_put(dsm_ctx_t *c, void *sym, const void *src,
                                 size_t len, int pe, int nbi,
                                 const char *routine)
 {
+    if (DSM_LIKELY(dsm_paths.shm_only)) {
+        dsm_shm_put(c, sym, src, len, pe, nbi, routine);
+        return;
+    }
     const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
-    if (DSM_LIKELY(o == &dsm_path_shm))
+    if (o == &dsm_path_shm)
         dsm_shm_put(c, sym, src, len, pe, nbi, routine);
     else
         o->put(c, sym, src, len, pe, nbi, routine);
@@ -278,8 +285,12 @@ static inline void dsm_path_get(dsm_ctx_t *c, void *dst, const void *sym,
                                 size_t len, int pe, int nbi,
                                 const char *routine)
 {
+    if (DSM_LIKELY(dsm_paths.shm_only)) {
+        dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
+        return;
+    }
     const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
-    if (DSM_LIKELY(o == &dsm_path_shm))
+    if (o == &dsm_path_shm)
         dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
     else
         o->get(c, dst, sym, len, pe, nbi, routine);
