@@ -131,11 +131,7 @@ dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
 
 int dsm_coll_host(const void *dest, const void *src)
 {
-    const dsm_seg_t *g = &dsm_rt.segs[DSM_SEG_DEVICE];
-    if (dsm_rt.nsegs <= DSM_SEG_DEVICE || !g->size)
-        return 1;
-    return (uintptr_t)dest - (uintptr_t)g->base >= g->size &&
-           (uintptr_t)src - (uintptr_t)g->base >= g->size;
+    return !dsm_mem_device_heap(dest) && !dsm_mem_device_heap(src);
 }
 
 dsm_algo_t dsm_coll_algo_team(dsm_team_t *t, dsm_coll_kind_t kind,

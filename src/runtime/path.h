@@ -129,14 +129,21 @@ void dsm_rma_wait_flag(uint64_t *flag);
  * symmetric side, or a private GPU buffer (cudaMalloc) on the local side,
  * always goes to the engines. One load and compare while no device heap
  * exists (segs[DSM_SEG_DEVICE].size == 0). */
-static inline int dsm_rma_on_device(const void *sym, const void *local)
+/* p lies in this PE's device heap (one load and compare while there is
+ * none). The one classification of symmetric GPU memory: RMA, AMO/wait
+ * words and the collectives ask here. */
+static inline int dsm_mem_device_heap(const void *p)
 {
     const dsm_seg_t *d = &dsm_rt.segs[DSM_SEG_DEVICE];
-    if (DSM_LIKELY(!d->size))
+    return DSM_UNLIKELY(d->size) &&
+           (uintptr_t)p - (uintptr_t)d->base < d->size;
+}
+
+static inline int dsm_rma_on_device(const void *sym, const void *local)
+{
+    if (DSM_LIKELY(!dsm_rt.segs[DSM_SEG_DEVICE].size))
         return 0;
-    if ((uintptr_t)sym - (uintptr_t)d->base < d->size)
-        return 1;
-    return dsm_rt_private_device(local);
+    return dsm_mem_device_heap(sym) || dsm_rt_private_device(local);
 }
 
 /* Hand one command to the engine with affinity to pe. ctx != NULL: counted
@@ -245,9 +252,7 @@ void dsm_rt_device_word(const char *routine, const void *addr, int pe)
 static inline void dsm_check_host_word(const char *routine, const void *addr,
                                        int pe)
 {
-    const dsm_seg_t *d = &dsm_rt.segs[DSM_SEG_DEVICE];
-    if (DSM_UNLIKELY(d->size) &&
-        (uintptr_t)addr - (uintptr_t)d->base < d->size)
+    if (dsm_mem_device_heap(addr))
         dsm_rt_device_word(routine, addr, pe);
 }
 
