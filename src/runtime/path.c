@@ -299,14 +299,25 @@ void dsm_paths_fini(void)
     dsm_paths.nused = 0;
 }
 
+/* A one-node job has one path, shm: called directly (inlined) rather than
+ * through the table, since quiet and fence sit on the put+quiet and
+ * pingpong critical paths. */
 void dsm_path_quiet(dsm_ctx_t *c)
 {
+    if (DSM_LIKELY(dsm_paths.shm_only)) {
+        shm_quiet(c);
+        return;
+    }
     for (int i = 0; i < dsm_paths.nused; i++)
         dsm_paths.used[i]->quiet(c);
 }
 
 void dsm_path_fence(dsm_ctx_t *c)
 {
+    if (DSM_LIKELY(dsm_paths.shm_only)) {
+        shm_fence(c);
+        return;
+    }
     for (int i = 0; i < dsm_paths.nused; i++)
         dsm_paths.used[i]->fence(c);
 }
@@ -319,7 +330,7 @@ void dsm_path_flush(dsm_ctx_t *c, int pe)
         p->amo->flush(c, pe);
 }
 
-void dsm_path_progress(void)
+void dsm_path_progress_net(void)
 {
     if (!dsm_paths_all_shm())
         dsm_net_progress();

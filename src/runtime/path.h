@@ -321,8 +321,14 @@ static inline uint64_t dsm_path_load64(const uint64_t *sym, int pe,
 void dsm_path_quiet(dsm_ctx_t *c);
 void dsm_path_fence(dsm_ctx_t *c);
 void dsm_path_flush(dsm_ctx_t *c, int pe);
-/* Drive paths that need the caller's progress (the network). */
-void dsm_path_progress(void);
+/* Drive paths that need the caller's progress (the network). Called on
+ * every check of every wait loop: a one-node job pays one load. */
+void dsm_path_progress_net(void);
+static inline void dsm_path_progress(void)
+{
+    if (DSM_UNLIKELY(!dsm_paths.shm_only))
+        dsm_path_progress_net();
+}
 /* Per-context state of every path in use. */
 dsm_status_t dsm_path_ctx_open(dsm_ctx_t *c);
 void dsm_path_ctx_close(dsm_ctx_t *c);
