@@ -162,11 +162,23 @@ static void bc_push(dsm_team_t *t, void *dest, const void *src, size_t n,
     }
     if (pend >= 0)
         sig_cmd(&cmds[k++], t, pend);
+    /* The root's own copy: GPU memory is never touched by the CPU, so it
+     * rides the same chain (one doorbell; the member slot of the root left
+     * room for it); host memory is the CPU's memmove, parallel with the
+     * engines. */
+    int host = dsm_coll_host(dest, src);
+    if (root_too && dest != src && !host) {
+        cmds[k].op = DSM_CMD_COPY;
+        cmds[k].u.copy.src = src;
+        cmds[k].u.copy.dst = dest;
+        cmds[k].u.copy.len = n;
+        k++;
+    }
     if (k) {
         dsm_sdma_queue_t *q = chain_queue(routine);
         dsm_sdma_queue_wait(q, dsm_sdma_post(q, cmds, (size_t)k));
     }
-    if (root_too && dest != src)
+    if (root_too && dest != src && host)
         memmove(dest, src, n);
     free(cmds);
 }

@@ -157,38 +157,62 @@ int main(void)
     }
     shmem_team_destroy(dup);
 
-    /* Broadcast and a sum reduction on device buffers: staged by the copy
-     * engines, folded by the CPU (no kernel). */
+    /* Broadcast, a sum reduction and collect on device buffers, at every
+     * size class where auto switches variant (broadcast: pull up to 256 KiB,
+     * engine bcast chain above; reduce: 16 KiB blocks): staged by the copy
+     * engines, folded by the CPU (no kernel). A root's own copy above
+     * 256 KiB was a CPU memmove on GPU memory (SIGSEGV, #14). */
     {
-        long *ls = shmemx_malloc_device(4096 * sizeof(long));
-        long *ld = shmemx_malloc_device(4096 * sizeof(long));
-        long *hl = malloc(4096 * sizeof(long));
-        CHECK(ls && ld && hl, "device buffers for broadcast/reduce");
-        for (int root = 0; root < n; root++) {
-            for (int i = 0; i < 4096; i++)
-                hl[i] = (long)me * 100000 + i;
-            gpu_htod(DP(ls), hl, 4096 * sizeof(long));
-            gpu_memset(DP(ld), 0xff, 4096 * sizeof(long));
+        static const size_t counts[] = {1, 4096, 1u << 17}; /* longs: 8 B .. 1 MiB */
+        const size_t maxc = 1u << 17;
+        long *ls = shmemx_malloc_device(maxc * sizeof(long));
+        long *ld = shmemx_malloc_device(maxc * (size_t)n * sizeof(long));
+        long *hl = malloc(maxc * (size_t)n * sizeof(long));
+        CHECK(ls && ld && hl, "device buffers for broadcast/reduce/collect");
+        for (size_t k = 0; k < DSM_TEST_ARRAY(counts); k++) {
+            const size_t c = counts[k];
+            for (int root = 0; root < n; root++) {
+                for (size_t i = 0; i < c; i++)
+                    hl[i] = (long)me * 100000 + (long)i;
+                gpu_htod(DP(ls), hl, c * sizeof(long));
+                gpu_memset(DP(ld), 0xff, c * sizeof(long));
+                shmem_barrier_all();
+                CHECK(shmem_long_broadcast(SHMEM_TEAM_WORLD, ld, ls, c, root) ==
+                          0, "broadcast on device memory");
+                GPU_CK(gcu.MemcpyDtoH(hl, DP(ld), c * sizeof(long)));
+                for (size_t i = 0; i < c; i++)
+                    if (hl[i] != (long)root * 100000 + (long)i)
+                        MP_FAIL("device broadcast of %zu longs from %d: elem %zu "
+                                "= %ld", c, root, i, hl[i]);
+            }
+            for (size_t i = 0; i < c; i++)
+                hl[i] = (long)me * 100000 + (long)i;
+            gpu_htod(DP(ls), hl, c * sizeof(long));
             shmem_barrier_all();
-            CHECK(shmem_long_broadcast(SHMEM_TEAM_WORLD, ld, ls, 4096, root) ==
-                      0, "broadcast on device memory");
-            GPU_CK(gcu.MemcpyDtoH(hl, DP(ld), 4096 * sizeof(long)));
-            for (int i = 0; i < 4096; i++)
-                if (hl[i] != (long)root * 100000 + i)
-                    MP_FAIL("device broadcast from %d: elem %d = %ld", root, i,
-                            hl[i]);
+            CHECK(shmem_long_sum_reduce(SHMEM_TEAM_WORLD, ld, ls, c) == 0,
+                  "sum_reduce on device memory");
+            GPU_CK(gcu.MemcpyDtoH(hl, DP(ld), c * sizeof(long)));
+            for (size_t i = 0; i < c; i++) {
+                long want = 100000L * (long)n * (n - 1) / 2 + (long)n * (long)i;
+                if (hl[i] != want)
+                    MP_FAIL("device sum_reduce of %zu longs: elem %zu = %ld, "
+                            "want %ld", c, i, hl[i], want);
+            }
+            for (size_t i = 0; i < c; i++)
+                hl[i] = (long)me * 100000 + (long)i;
+            gpu_htod(DP(ls), hl, c * sizeof(long));
+            gpu_memset(DP(ld), 0xff, c * (size_t)n * sizeof(long));
+            shmem_barrier_all();
+            CHECK(shmem_collectmem(SHMEM_TEAM_WORLD, ld, ls, c * sizeof(long)) == 0,
+                  "collectmem on device memory");
+            GPU_CK(gcu.MemcpyDtoH(hl, DP(ld), c * (size_t)n * sizeof(long)));
+            for (int s = 0; s < n; s++)
+                for (size_t i = 0; i < c; i++)
+                    if (hl[(size_t)s * c + i] != (long)s * 100000 + (long)i)
+                        MP_FAIL("device collect of %zu longs: block %d elem %zu = "
+                                "%ld", c, s, i, hl[(size_t)s * c + i]);
+            shmem_barrier_all();
         }
-        shmem_barrier_all();
-        CHECK(shmem_long_sum_reduce(SHMEM_TEAM_WORLD, ld, ls, 4096) == 0,
-              "sum_reduce on device memory");
-        GPU_CK(gcu.MemcpyDtoH(hl, DP(ld), 4096 * sizeof(long)));
-        for (int i = 0; i < 4096; i++) {
-            long want = 100000L * (long)n * (n - 1) / 2 + (long)n * i;
-            if (hl[i] != want)
-                MP_FAIL("device sum_reduce: elem %d = %ld, want %ld", i, hl[i],
-                        want);
-        }
-        shmem_barrier_all();
         shmem_free(ls);
         shmem_free(ld);
         free(hl);
