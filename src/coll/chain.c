@@ -3,11 +3,16 @@
  * collectives (see chain.h for the protocol).
  *
  * Shared chain queues: up to DSM_CHAIN_MAXQ queues per process, created on
- * first use and spread over the engines. Blocking collectives post on them
- * and wait until their chains completed, so a queue never holds a chain
- * that waits on a trigger nobody will fire. Persistent requests own their
- * queues (persistent.c): their gated chains would block everything behind
- * them.
+ * first use and spread over the engines, used by the blocking collectives
+ * of every team and thread. A blocking collective may block only its
+ * caller, so nothing it posts there ever waits: the caller waits for each
+ * peer's ready on the CPU and posts that peer's commands (copies, arrival
+ * signal) once it has come. A WAIT at the head of a shared queue would
+ * hold every chain behind it, of any team or thread, until that peer
+ * arrived; a peer that runs another team's collective first, which needs
+ * one of those chains, would then never arrive (issue #14). Persistent
+ * requests own their queues (persistent.c): their gated chains start with
+ * a WAIT on the trigger.
  *
  * On the cpu backend the caller executes its own chains while it waits
  * (dsm_sdma_queue_help), so a small collective runs in the caller's thread
@@ -52,27 +57,96 @@ static dsm_sdma_queue_t *chain_queue(int i)
 
 /* ------------------------------------------------------------ storage */
 
-static __thread dsm_part_t *tls_peers;
-static __thread int tls_npeers;
-
-dsm_part_t *dsm_plan_peers(int np)
-{
-    if (np > tls_npeers) {
-        dsm_part_t *p = realloc(tls_peers, (size_t)np * sizeof(*p));
-        if (!p)
-            dsm_rt_fatal("collective", "out of memory for %d peers", np);
-        tls_peers = p;
-        tls_npeers = np;
-    }
-    return tls_peers;
-}
-
 /* Command list under construction (one queue's chain at a time). */
 typedef struct cmdbuf {
     dsm_cmd_t *c;
     size_t n, cap;
 } cmdbuf_t;
-static __thread cmdbuf_t tls_cb;
+
+/* Per-thread plan and command storage, grown on demand and kept between
+ * calls (a collective allocates nothing once warm). Freed by the key's
+ * destructor when the thread exits, and for the thread that finalizes by
+ * dsm_chain_fini: a program that runs collectives from short-lived threads
+ * must not leak one set per thread. */
+typedef struct chain_tls {
+    dsm_part_t *peers;
+    int npeers;
+    unsigned char *pend; /* [npend] blocking run: item not posted yet */
+    int npend;
+    cmdbuf_t cb;
+} chain_tls_t;
+
+static __thread chain_tls_t *tls;
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static int tls_key_ok;
+
+static void tls_free(void *v)
+{
+    chain_tls_t *c = v;
+    if (!c)
+        return;
+    free(c->peers);
+    free(c->pend);
+    free(c->cb.c);
+    free(c);
+}
+
+static void tls_key_create(void)
+{
+    tls_key_ok = pthread_key_create(&tls_key, tls_free) == 0;
+}
+
+static chain_tls_t *tls_get(void)
+{
+    if (DSM_LIKELY(tls))
+        return tls;
+    pthread_once(&tls_once, tls_key_create);
+    tls = calloc(1, sizeof(*tls));
+    if (!tls)
+        dsm_rt_fatal("collective", "out of memory for a thread's plan");
+    /* Without a key (none left) the storage lives until finalize or the
+     * process's end, as before. */
+    if (tls_key_ok)
+        pthread_setspecific(tls_key, tls);
+    return tls;
+}
+
+void dsm_chain_fini(void)
+{
+    if (!tls)
+        return;
+    if (tls_key_ok)
+        pthread_setspecific(tls_key, NULL);
+    tls_free(tls);
+    tls = NULL;
+}
+
+dsm_part_t *dsm_plan_peers(int np)
+{
+    chain_tls_t *c = tls_get();
+    if (np > c->npeers) {
+        dsm_part_t *p = realloc(c->peers, (size_t)np * sizeof(*p));
+        if (!p)
+            dsm_rt_fatal("collective", "out of memory for %d peers", np);
+        c->peers = p;
+        c->npeers = np;
+    }
+    return c->peers;
+}
+
+static unsigned char *pend_flags(int n)
+{
+    chain_tls_t *c = tls_get();
+    if (n > c->npend) {
+        unsigned char *p = realloc(c->pend, (size_t)n);
+        if (!p)
+            dsm_rt_fatal("collective", "out of memory for %d peers", n);
+        c->pend = p;
+        c->npend = n;
+    }
+    return c->pend;
+}
 
 static inline void cb_push(cmdbuf_t *b, const dsm_cmd_t *c)
 {
@@ -244,8 +318,10 @@ static void build_queue_dev(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
         cb_wait(b, p->peer[i].aw_in, p->peer[i].av_in);
 }
 
-/* Build queue qi's chain into b. gated: trigger WAIT first and the ready
- * signals in the chain (persistent); else the caller sent them. */
+/* Build queue qi's gated chain into b (persistent requests, on their own
+ * queues): trigger WAIT first, the ready signals in the chain, then per
+ * peer WAIT(ready), copy, arrival. Blocking runs build theirs without
+ * WAITs (build_head, build_item). */
 static void build_queue(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
                         uint64_t *trig, uint64_t gate)
 {
@@ -452,13 +528,136 @@ static void run_direct(dsm_plan_t *p)
 
 /* ------------------------------------------------------------ run */
 
+/* Blocking runs post, per queue, what is runnable now and nothing that
+ * waits. Items: pcpy/b2b one per peer, bcast one per pair of destination
+ * slots, swap one per peer whose pair this PE swaps; item i goes to queue
+ * i mod nq, as the gated chains spread them. */
+static int run_nitems(const dsm_plan_t *p)
+{
+    return p->algo == DSM_ALGO_BCAST ? (bcast_slots(p) + 1) / 2 : p->np;
+}
+
+/* 1 when a part's receiver allows it to be written (or nothing moves). */
+static int part_ready(const dsm_plan_t *p, const dsm_part_t *x)
+{
+    return x == &p->local || !x->len || !x->count ||
+           __atomic_load_n(dsm_chain_in(p->t, x->m), __ATOMIC_ACQUIRE) >=
+               x->rv_in;
+}
+
+static int item_ready(const dsm_plan_t *p, int i)
+{
+    if (p->algo != DSM_ALGO_BCAST)
+        return part_ready(p, &p->peer[i]);
+    const int nd = bcast_slots(p);
+    for (int u = 2 * i; u < 2 * i + 2 && u < nd; u++)
+        if (!part_ready(p, bcast_slot(p, u)))
+            return 0;
+    return 1;
+}
+
+/* What queue qi can run at once: the local copy, and for swap each
+ * peer's block copied into my own slot followed by my ready (the peer
+ * swaps with that slot), plus the arrival for pairs the peer swaps. */
+static void build_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                       unsigned char *pend)
+{
+    dsm_team_t *t = p->t;
+
+    if (qi == 0 && p->local.len && p->algo != DSM_ALGO_BCAST)
+        cb_copy(b, &p->local); /* bcast: the local part is slot 0 */
+    if (p->algo != DSM_ALGO_SWAP)
+        return;
+    for (int i = qi; i < p->np; i += nq) {
+        const dsm_part_t *x = &p->peer[i];
+        dsm_part_t mine = *x;
+        mine.dst = x->ldst;
+        cb_copy(b, &mine);
+        cb_signal(b, t, x->m, x->rv_out);
+        if (x->m < t->my_idx) {
+            /* The peer swaps; this arrival only keeps the count. */
+            cb_signal(b, t, x->m, x->av_out);
+            pend[i] = 0;
+        }
+    }
+}
+
+/* Item i's commands, once item_ready. */
+static void build_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
+{
+    dsm_team_t *t = p->t;
+    const dsm_part_t *x;
+
+    switch (p->algo) {
+    case DSM_ALGO_PCPY:
+    case DSM_ALGO_B2B:
+        x = &p->peer[i];
+        if (x->len && x->count)
+            cb_copy(b, x);
+        cb_signal(b, t, x->m, x->av_out);
+        break;
+    case DSM_ALGO_BCAST: {
+        const int nd = bcast_slots(p), s = 2 * i;
+        const dsm_part_t *y = s + 1 < nd ? bcast_slot(p, s + 1) : NULL;
+        x = bcast_slot(p, s);
+        if (y && x->len) {
+            /* Same source, two destinations (AllGather only). */
+            dsm_cmd_t c = {.op = DSM_CMD_BCAST,
+                           .u.copy = {x->src, x->dst, y->dst, x->len}};
+            cb_push(b, &c);
+        } else if (x->len) {
+            cb_copy(b, x);
+        }
+        if (x != &p->local)
+            cb_signal(b, t, x->m, x->av_out);
+        if (y)
+            cb_signal(b, t, y->m, y->av_out);
+        break;
+    }
+    case DSM_ALGO_SWAP: {
+        x = &p->peer[i];
+        dsm_cmd_t c = {.op = DSM_CMD_SWAP,
+                       .u.copy = {x->ldst, x->dst, NULL, x->len}};
+        cb_push(b, &c);
+        cb_signal(b, t, x->m, x->av_out);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+struct ready_arg {
+    const dsm_plan_t *p;
+    dsm_sdma_queue_t **q;
+    const unsigned char *pend;
+    int nq, n;
+};
+
+/* Backoff predicate: lends the engines a hand (the caller's own posted
+ * commands run meanwhile), then looks for an item whose peers are ready. */
+static int any_item_ready(void *v)
+{
+    const struct ready_arg *a = v;
+    int i;
+
+    for (i = 0; i < a->nq; i++)
+        dsm_sdma_queue_help(a->q[i]);
+    for (i = 0; i < a->n; i++)
+        if (a->pend[i] && item_ready(a->p, i))
+            return 1;
+    return 0;
+}
+
 void dsm_chain_run(dsm_plan_t *p)
 {
     dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
     uint64_t seq[DSM_CHAIN_MAXQ];
     dsm_team_t *t = p->t;
-    cmdbuf_t *b = &tls_cb;
-    int i, nq;
+    cmdbuf_t *b;
+    dsm_backoff_t bo = {0};
+    unsigned char *pend;
+    int i, qi, nq, n, left = 0, first = 1;
 
     /* Ready: my dest may be written from now on. The swap variant sends it
      * from its chain, after the local copies the peer will swap with. */
@@ -472,12 +671,44 @@ void dsm_chain_run(dsm_plan_t *p)
         run_direct(p);
         return;
     }
+    b = &tls_get()->cb;
     nq = dsm_chain_nqueues(p);
-    for (i = 0; i < nq; i++) {
-        b->n = 0;
-        build_queue(p, i, nq, b, NULL, 0);
-        q[i] = chain_queue(i);
-        seq[i] = dsm_sdma_post(q[i], b->c, b->n);
+    n = run_nitems(p);
+    pend = pend_flags(DSM_MAX(n, 1));
+    memset(pend, 1, (size_t)DSM_MAX(n, 1));
+    for (qi = 0; qi < nq; qi++) {
+        q[qi] = chain_queue(qi);
+        seq[qi] = 0;
+    }
+    struct ready_arg ra = {.p = p, .q = q, .pend = pend, .nq = nq, .n = n};
+    for (;;) {
+        int moved = 0;
+        for (qi = 0; qi < nq; qi++) {
+            b->n = 0;
+            if (first)
+                build_head(p, qi, nq, b, pend);
+            for (i = qi; i < n; i += nq)
+                if (pend[i] && item_ready(p, i)) {
+                    build_item(p, i, b);
+                    pend[i] = 0;
+                }
+            if (b->n) {
+                seq[qi] = dsm_sdma_post(q[qi], b->c, b->n);
+                moved = 1;
+            }
+        }
+        first = 0;
+        for (i = left = 0; i < n; i++)
+            left += pend[i];
+        if (!left)
+            break;
+        /* Nobody new is ready: back off (the predicate helps the queues)
+         * rather than spin, or on an oversubscribed node the peers we
+         * wait for never run. */
+        if (!moved)
+            dsm_backoff(&bo, &dsm_rt.ctrl->wake_app, any_item_ready, &ra);
+        else
+            bo.n = 0;
     }
     struct wait_arg a = {.p = p, .q = q, .seq = seq, .nq = nq};
     wait_all(&a);
@@ -486,7 +717,7 @@ void dsm_chain_run(dsm_plan_t *p)
 void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
                           uint64_t *trigger, uint64_t gate, dsm_inst_t *inst)
 {
-    cmdbuf_t *b = &tls_cb;
+    cmdbuf_t *b = &tls_get()->cb;
     int i;
 
     for (i = 0; i < p->nq; i++) {

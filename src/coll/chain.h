@@ -10,7 +10,10 @@
  *               on the team's DMA channel; a CPU store, or for persistent
  *               plans a SIGNAL right after the chain's trigger WAIT);
  *   2. chains:  per queue, for each peer it serves: WAIT(peer's ready),
- *               COPY (or BCAST/SWAP), SIGNAL(peer's arrival word);
+ *               COPY (or BCAST/SWAP), SIGNAL(peer's arrival word); a
+ *               blocking collective waits for the ready on the CPU
+ *               instead and posts the peer's commands once it has come,
+ *               so its chains on the shared queues never wait;
  *   3. wait:    for the chains' completion (source reusable) and the
  *               arrivals of every peer (dest complete).
  *
@@ -146,8 +149,12 @@ typedef struct dsm_inst {
 } dsm_inst_t;
 
 /* Run a plan now (blocking): ready by the caller, chains on the shared
- * chain queues (or the direct path), wait. */
+ * chain queues (or the direct path), wait. Blocks only its caller: what
+ * it posts on the shared queues never waits (chain.c). */
 void dsm_chain_run(dsm_plan_t *p);
+/* Free the calling thread's plan and command storage (finalize; other
+ * threads' storage goes at their exit). */
+void dsm_chain_fini(void);
 
 /* Post one instance of a plan gated by WAIT(*trigger >= gate) on queues
  * q[0..p->nq-1] (persistent collectives). Fills inst. */

@@ -10,7 +10,7 @@
  * barrier), so a new team's first signal can arrive before its receiver
  * has even built the team object.
  */
-#include "coll/coll.h"
+#include "coll/chain.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +268,7 @@ void dsm_coll_fini(void)
     team_free(&dsm_team_world);
     team_free(&dsm_team_shared);
     dsm_coll_bcast_fini();
+    dsm_chain_fini();
 }
 
 /* ------------------------------------------------------------ splits */
