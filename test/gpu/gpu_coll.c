@@ -32,12 +32,23 @@ static double now_us(void)
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
+/* Where the test is, on stderr with the time since start: a run that
+ * times out shows whether it hung in one phase or crawled through all. */
+static double t_start;
+static void phase(int me, const char *what)
+{
+    if (me == 0)
+        fprintf(stderr, "gpu_coll: %8.3f s %s\n", (now_us() - t_start) / 1e6,
+                what);
+}
+
 int main(void)
 {
     gpu_skip_unless_gpu("gpu_coll");
     mp_init();
     const int me = shmem_my_pe(), n = shmem_n_pes();
     gpu_ctx();
+    t_start = now_us();
 
     unsigned char *src = shmemx_malloc_device(MAXB * (size_t)n);
     unsigned char *dst = shmemx_malloc_device(MAXB * (size_t)n);
@@ -45,6 +56,7 @@ int main(void)
     CHECK(src && dst && h && e, "device allocations");
 
     static const size_t sizes[] = {1, 7, 1000, 4096, 65536, 1u << 20};
+    phase(me, "fcollect/alltoall 1 B .. 1 MiB");
     for (int r = 0; r < 3; r++) {
         for (size_t k = 0; k < DSM_TEST_ARRAY(sizes); k++) {
             size_t nb = sizes[k];
@@ -76,6 +88,7 @@ int main(void)
         }
     }
 
+    phase(me, "persistent fcollect x100");
     /* Persistent fcollect of 1 KiB, started 100 times with fresh data. */
     shmemx_req_t req;
     CHECK(shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, dst, src, 1024, &req) == 0,
@@ -105,6 +118,7 @@ int main(void)
     double tp = (now_us() - t0) / 200;
     shmemx_req_free(req);
 
+    phase(me, "reused team slot");
     /* The freed request's team slot (its device signal words carried
      * counts up to ~600) goes to the next team: a persistent alltoall of
      * 4 KiB whose counts start again at 1, and an on-stream fcollect on a
@@ -114,6 +128,7 @@ int main(void)
     shmemx_req_t r2;
     CHECK(shmemx_alltoallmem_init(SHMEM_TEAM_WORLD, dst, src, 4096, &r2) == 0,
           "shmemx_alltoallmem_init after free");
+    phase(me, "reused slot: persistent alltoall");
     for (int it = 0; it < 20; it++) {
         for (int s = 0; s < n; s++)
             for (size_t o = 0; o < 4096; o++)
@@ -130,6 +145,7 @@ int main(void)
                             "%d byte %zu", it, s, o);
     }
     shmemx_req_free(r2);
+    phase(me, "reused slot: on-stream fcollect");
     shmem_team_t dup;
     CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0,
                                    &dup) == 0 && dup != SHMEM_TEAM_INVALID,
@@ -157,6 +173,7 @@ int main(void)
     }
     shmem_team_destroy(dup);
 
+    phase(me, "broadcast/reduce/collect");
     /* Broadcast, a sum reduction and collect on device buffers, at every
      * size class where auto switches variant (broadcast: pull up to 256 KiB,
      * engine bcast chain above; reduce: 16 KiB blocks): staged by the copy
@@ -218,6 +235,7 @@ int main(void)
         free(hl);
     }
 
+    phase(me, "timing loops");
     /* Times for the record (not asserted: speed is for the benchmark). */
     shmem_barrier_all();
     t0 = now_us();
@@ -233,6 +251,7 @@ int main(void)
         printf("gpu_coll %d PEs: fcollect 1 KiB %.1f us, persistent %.1f us, "
                "alltoall 1 KiB %.1f us\n", n, tf, tp, ta);
 
+    phase(me, "done");
     shmem_free(src);
     shmem_free(dst);
     free(h);
