@@ -143,8 +143,14 @@ int dsm_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+long dsm_job_cpus;
+
 long dsm_ncores(void)
 {
+    /* Once this PE is bound (topo.c) its own mask is its share: the
+     * node-wide decisions want the CPUs the job started with. */
+    if (dsm_job_cpus > 0)
+        return dsm_job_cpus;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0)
         return CPU_COUNT(&set);

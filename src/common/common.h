@@ -133,5 +133,8 @@ int dsm_parse_size(const char *s, uint64_t *out);
  * online CPUs. Sizing decisions (waiting mode, progress and engine threads)
  * must see what a cpuset or taskset leaves us, not the whole machine. */
 long dsm_ncores(void);
+/* The job's CPUs on this node, set by dsm_topo_init (topo.h) before it
+ * binds the PE to a share of them; 0 until then. */
+extern long dsm_job_cpus;
 
 #endif /* DSM_COMMON_H */

@@ -26,6 +26,10 @@ static void usage(FILE *f)
             "                     mpirun or srun: hand the job to that PMIx\n"
             "                     launcher (several nodes)\n"
             "  --hosts H1,H2,...  run on these hosts (implies mpirun)\n"
+            "  --bind-to P        bind each PE at init to its share of the\n"
+            "                     node: core, numa or none; default\n"
+            "                     $SHMEM_BIND_TO, else core when the PEs fit\n"
+            "                     the cores, else none\n"
             "  -h, --help         show this help and exit\n"
             "  --version          show the version and exit\n",
             MAX_PES);
@@ -105,6 +109,22 @@ static int set_hosts(const char *s, options_t *o)
     return 0;
 }
 
+/* The PEs bind themselves at init (src/common/topo.c), so that every
+ * bootstrap gets the same placement; the launcher only checks the value and
+ * hands it to them as SHMEM_BIND_TO. */
+static int set_bind_to(const char *s, options_t *o)
+{
+    static const char *const ok[] = {"none", "core", "numa", "auto"};
+    for (size_t i = 0; i < DSM_ARRAY_SIZE(ok); i++)
+        if (strcmp(s, ok[i]) == 0) {
+            o->bind_to = ok[i];
+            return 0;
+        }
+    fprintf(stderr, PROG ": invalid --bind-to '%s' (none, core or numa)\n",
+            s);
+    return -1;
+}
+
 /* Options live in a table so that new ones (--hosts, --launcher, ...) are one
  * line plus a handler. Result codes of handlers: 0 ok, -1 usage error. */
 typedef struct option_desc {
@@ -119,6 +139,7 @@ static const option_desc_t option_table[] = {
     {{"--timeout", NULL, NULL}, true, parse_timeout},
     {{"--launcher", NULL, NULL}, true, set_launcher},
     {{"--hosts", "--host", NULL}, true, set_hosts},
+    {{"--bind-to", NULL, NULL}, true, set_bind_to},
 };
 
 /* Returns -1 to continue, else the exit code for main. */
@@ -198,6 +219,12 @@ int dsm_launcher_parse_args(int argc, char **argv, options_t *o)
     }
     if (o->launcher == LAUNCH_UNSET)
         o->launcher = o->hosts ? LAUNCH_MPIRUN : LAUNCH_LOCAL;
+    /* The environment reaches the PEs both ways: copied by spawn.c, and
+     * exported (-x SHMEM_*) by handoff.c. */
+    if (o->bind_to && setenv("SHMEM_BIND_TO", o->bind_to, 1) < 0) {
+        fprintf(stderr, PROG ": setenv: %s\n", strerror(errno));
+        return 1;
+    }
     o->argv = argv + i;
     return -1;
 bad:

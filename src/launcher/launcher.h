@@ -67,6 +67,7 @@ typedef struct options {
     double timeout_s;  /* 0 = none */
     int launcher;      /* LAUNCH_*; UNSET = local, or mpirun with --hosts */
     const char *hosts; /* --hosts h1,h2,... or NULL */
+    const char *bind_to; /* --bind-to, passed on as SHMEM_BIND_TO, or NULL */
     char **argv;       /* program and its arguments */
 } options_t;
 

@@ -43,7 +43,8 @@
       "bytes of symmetric heap in GPU memory per PE (cuda backend; "          \
       "shmemx_malloc_device); 0 = none")                                      \
     X(SHMEM_CUDA_DEVICE, INT, cuda_device, "-1",                               \
-      "GPU of this PE (cuda backend); -1 = local rank modulo the GPU count")  \
+      "GPU of this PE (cuda backend); -1 = the GPU nearest to its cores "     \
+      "(PCI locality), balanced among the node's PEs")                        \
     X(SHMEM_CUDA_BATCH_MIN, INT, cuda_batch_min, "2",                          \
       "cuda backend: runs of at least this many copies go through one "       \
       "cuMemcpyBatchAsync, shorter ones through cuMemcpyAsync")               \
@@ -58,6 +59,10 @@
     X(SHMEM_CUDA_COUNT_LAUNCHES, BOOL, cuda_count_launches, "0",               \
       "cuda backend: count the library's kernel and host-function launches " \
       "and print them per PE at finalize")                                    \
+    X(SHMEM_BIND_TO, STR, bind_to, "auto",                                     \
+      "bind each PE to its share of the node at init: core, numa, none, or "  \
+      "auto (core when the node's PEs fit its cores, else none); the "       \
+      "launcher's --bind-to sets it")                                         \
     X(SHMEM_WAIT_MODE, STR, wait_mode, "auto",                                 \
       "how blocked PEs wait: spin (spin, then yield), sleep (spin, yield, "   \
       "then sleep), auto (sleep only when PEs outnumber the cores)")          \

@@ -5,6 +5,7 @@
 #include "coll/coll.h"
 #include "net/net.h"
 #include "path.h"
+#include "runtime/topo.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -92,6 +93,10 @@ static int do_init(int requested)
     dsm_rt.npes = dsm_rt.boot.size;
     dsm_log_pe = dsm_rt.me;
     dsm_rt.thread_level = requested;
+    /* topo.c: bind to this PE's cores before the library starts a thread,
+     * so that engine, proxy and progress threads inherit them. */
+    if (dsm_rt_topo_init() != 0)
+        goto fail;
 
     if (dsm_rt_segments_init() != DSM_OK)
         goto fail;
@@ -204,6 +209,8 @@ static int do_init(int requested)
         goto fail;
     if (dsm_rt.me == 0)
         print_banner();
+    if (dsm_env.info)
+        dsm_rt_topo_print(); /* every PE: its cores, GPU and NIC */
     return 0;
 
 fail:
@@ -296,6 +303,7 @@ void pshmem_finalize(void)
     pthread_mutex_unlock(&dsm_rt.heap_lock);
     dsm_rt.boot_ops->fini();
     dsm_rt.boot_ops = NULL;
+    dsm_rt_topo_fini();
     dsm_rt.finalized = 1;
     pthread_mutex_unlock(&init_lock);
 }

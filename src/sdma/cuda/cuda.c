@@ -34,6 +34,7 @@
  */
 #include "sdma/cuda/cuda_int.h"
 #include "sdma/cuda/kernels_ptx.h"
+#include "common/topo.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -629,6 +630,27 @@ static dsm_status_t cuda_probe(void)
     return DSM_OK;
 }
 
+/* No SHMEM_CUDA_DEVICE: the GPU nearest to the PE's cores by PCI
+ * locality, balanced among the node's PEs (common/topo.h, #15). */
+static int cuda_nearest(int n)
+{
+    dsm_topo_pci_t pci[64];
+    CUdevice d;
+    n = DSM_MIN(n, (int)DSM_ARRAY_SIZE(pci));
+    for (int i = 0; i < n; i++) {
+        pci[i].func = 0;
+        if (dsm_cu.DeviceGet(&d, i) ||
+            dsm_cu.DeviceGetAttribute(&pci[i].domain,
+                                      CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d) ||
+            dsm_cu.DeviceGetAttribute(&pci[i].bus,
+                                      CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d) ||
+            dsm_cu.DeviceGetAttribute(&pci[i].dev,
+                                      CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d))
+            return dsm_cuda_st.set.local_rank % n;
+    }
+    return dsm_topo_pick_pci(pci, n);
+}
+
 static dsm_status_t cuda_open(dsm_sdma_t *s)
 {
     int n = 0;
@@ -637,7 +659,7 @@ static dsm_status_t cuda_open(dsm_sdma_t *s)
     dsm_cu.DeviceGetCount(&n);
     dsm_cuda_st.ordinal = dsm_cuda_st.set.device >= 0
                               ? (int)dsm_cuda_st.set.device
-                              : dsm_cuda_st.set.local_rank % n;
+                              : cuda_nearest(n);
     if (dsm_cuda_st.ordinal >= n) {
         dsm_log_error("SHMEM_CUDA_DEVICE=%ld: this node has %d GPU%s",
                       dsm_cuda_st.set.device, n, n == 1 ? "" : "s");
