@@ -732,6 +732,21 @@ void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
     }
 }
 
+size_t dsm_chain_gated_len(const dsm_plan_t *p)
+{
+    cmdbuf_t *b = &tls_get()->cb;
+    uint64_t dummy = 0;
+    size_t most = 0;
+
+    /* Built as posted (the signal values do not change the count). */
+    for (int i = 0; i < p->nq; i++) {
+        b->n = 0;
+        build_queue(p, i, p->nq, b, &dummy, 1);
+        most = DSM_MAX(most, b->n);
+    }
+    return most;
+}
+
 void dsm_chain_wait(dsm_plan_t *p, dsm_sdma_queue_t **q, dsm_inst_t *inst)
 {
     struct wait_arg a = {

@@ -155,11 +155,20 @@ void dsm_chain_run(dsm_plan_t *p);
 /* Free the calling thread's plan and command storage (finalize; other
  * threads' storage goes at their exit). */
 void dsm_chain_fini(void);
+/* Finalize: release the persistent requests the program did not free
+ * (persistent.c), before the sdma layer closes. */
+void dsm_coll_persist_fini(void);
+/* Free a team without the collective destroy (finalize only). */
+void dsm_team_release(dsm_team_t *t);
 
 /* Post one instance of a plan gated by WAIT(*trigger >= gate) on queues
  * q[0..p->nq-1] (persistent collectives). Fills inst. */
 void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
                           uint64_t *trigger, uint64_t gate, dsm_inst_t *inst);
+/* Commands of one gated instance on its longest queue: a queue must hold
+ * every unfired instance posted on it, or posting blocks behind its own
+ * trigger. */
+size_t dsm_chain_gated_len(const dsm_plan_t *p);
 /* Wait for one posted instance: its queues and its arrivals. */
 void dsm_chain_wait(dsm_plan_t *p, dsm_sdma_queue_t **q, dsm_inst_t *inst);
 

@@ -16,7 +16,11 @@
  * cannot delete a queue before close). Unfired instances are cancelled:
  * their commands become NOPs, then the trigger opens the gates. Backends
  * that cannot rewrite posted work run them instead (a real collective of
- * the same buffers, which every PE does alike at free).
+ * the same buffers, which every PE does alike at free). Finalize does the
+ * same for requests never freed (dsm_coll_persist_fini), so no engine is
+ * left waiting on a word finalize takes away. Init refuses a request one
+ * of whose instances does not fit in an engine queue (it would wait for
+ * space behind its own unfired trigger).
  *
  * On GPU buffers with the cuda backend (plan.dsync) one cross-GPU
  * exchange per instance is left (SHMEM_PERSISTENT_SYNC, chain.h
@@ -66,32 +70,81 @@ struct dsm_coll_req {
     void *dest;
     const void *src;
     size_t nbytes;
+    struct dsm_coll_req *prev, *next; /* live list (finalize) */
 };
 
 #define REQ_MAGIC 0x5e9c0a11u
 
 /* ------------------------------------------------------------ queues */
 
+/* Free chain queues, kept for the next request: the sdma layer cannot
+ * delete a queue before close and its table is bounded, so a queue left
+ * out of this list would be lost to the process. The list grows as
+ * needed. */
 static pthread_mutex_t fq_lock = PTHREAD_MUTEX_INITIALIZER;
-static dsm_sdma_queue_t *fq[64];
-static int fq_n;
+static dsm_sdma_queue_t **fq;
+static int fq_n, fq_cap;
 static dsm_sdma_t *fq_sdma;
+static int q_held; /* queues held by live requests (for the message) */
+
+/* Live requests, for finalize (under fq_lock). */
+static struct dsm_coll_req *live;
+static int nlive;
+
+static void live_add(struct dsm_coll_req *r)
+{
+    pthread_mutex_lock(&fq_lock);
+    r->prev = NULL;
+    r->next = live;
+    if (live)
+        live->prev = r;
+    live = r;
+    nlive++;
+    pthread_mutex_unlock(&fq_lock);
+}
+
+static void live_remove(struct dsm_coll_req *r)
+{
+    pthread_mutex_lock(&fq_lock);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        live = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    nlive--;
+    pthread_mutex_unlock(&fq_lock);
+}
+
+static void fq_reset_locked(void)
+{
+    if (fq_sdma != dsm_rt.sdma) {
+        fq_n = 0; /* the old layer freed its queues at close */
+        q_held = 0;
+        fq_sdma = dsm_rt.sdma;
+    }
+}
 
 static dsm_sdma_queue_t *queue_get(int i, const char *routine)
 {
     dsm_sdma_queue_t *q = NULL;
 
     pthread_mutex_lock(&fq_lock);
-    if (fq_sdma != dsm_rt.sdma) {
-        fq_n = 0;
-        fq_sdma = dsm_rt.sdma;
-    }
+    fq_reset_locked();
     if (fq_n)
         q = fq[--fq_n];
+    q_held++;
+    int held = q_held - 1, reqs = nlive;
     pthread_mutex_unlock(&fq_lock);
     if (!q) {
         dsm_status_t st =
             dsm_sdma_queue_create(dsm_rt.sdma, i % dsm_rt.nengines, &q);
+        if (st == DSM_ERR_OVERFLOW)
+            dsm_rt_fatal(routine, "no engine queue left: %d persistent "
+                         "requests alive hold %d queues, and a process has "
+                         "at most %d (the runtime's own included); free "
+                         "requests no longer used", reqs, held,
+                         dsm_sdma_max_queues());
         if (st != DSM_OK)
             dsm_rt_fatal(routine, "cannot create a DMA chain queue: %s",
                          dsm_status_str(st));
@@ -102,8 +155,21 @@ static dsm_sdma_queue_t *queue_get(int i, const char *routine)
 static void queue_put(dsm_sdma_queue_t *q)
 {
     pthread_mutex_lock(&fq_lock);
-    if (fq_sdma == dsm_rt.sdma && fq_n < (int)DSM_ARRAY_SIZE(fq))
+    if (fq_sdma == dsm_rt.sdma) {
+        if (fq_n == fq_cap) {
+            int cap = fq_cap ? 2 * fq_cap : 64;
+            dsm_sdma_queue_t **n = realloc(fq, (size_t)cap * sizeof(*n));
+            if (!n) {
+                pthread_mutex_unlock(&fq_lock);
+                dsm_rt_fatal("shmemx_req_free", "out of memory for the "
+                             "free queue list");
+            }
+            fq = n;
+            fq_cap = cap;
+        }
         fq[fq_n++] = q;
+        q_held--;
+    }
     pthread_mutex_unlock(&fq_lock);
 }
 
@@ -240,6 +306,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
         r->inst[i].rdy = r->rdy + (size_t)i * (size_t)DSM_MAX(p->np, 1);
     }
     if (n == 1) {
+        live_add(r);
         *out = r;
         return 0;
     }
@@ -249,6 +316,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
         r->dest = dest;
         r->src = source;
         r->nbytes = nbytes;
+        live_add(r);
         *out = r;
         return 0;
     }
@@ -290,15 +358,29 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     }
     if (!p->dsync)
         r->nslots = r->depth; /* posted after the wait, as always */
-    for (i = 0; i < p->nq; i++)
-        r->q[i] = queue_get(i, routine);
-    /* Bounded: a queue full of gated chains would block its producer. */
-    size_t per = 5 * (size_t)n + 4;
+    /* Bounded: a queue full of gated chains would block its producer.
+     * Instances posted ahead take at most half a queue; one that does not
+     * fit at all would wait for queue space behind its own unfired
+     * trigger, forever: refuse it, naming the depth it needs. */
+    size_t per = dsm_chain_gated_len(p);
     uint64_t qdepth = (uint64_t)dsm_env.sdma_queue_depth;
+    if (per > qdepth) {
+        uint64_t need = 1;
+        while (need < per)
+            need <<= 1;
+        dsm_rt_fatal(routine, "one instance of this %s over %d PEs is %zu "
+                     "commands on one engine queue, more than the queue "
+                     "holds (SHMEM_SDMA_QUEUE_DEPTH=%llu): set "
+                     "SHMEM_SDMA_QUEUE_DEPTH to %llu or more",
+                     dsm_algo_name(p->algo), n, per,
+                     (unsigned long long)qdepth, (unsigned long long)need);
+    }
     while (r->depth > 1 && (uint64_t)r->nslots * per > qdepth / 2) {
         r->depth--;
         r->nslots--;
     }
+    for (i = 0; i < p->nq; i++)
+        r->q[i] = queue_get(i, routine);
     for (i = 0; i < r->depth; i++)
         post_next(r);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
@@ -309,6 +391,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
               : p->dsync == DSM_DSYNC_HOST   ? "host ready and arrival"
                                              : "host words (team)",
               p->pull_min);
+    live_add(r);
     *out = r;
     return 0;
 }
@@ -406,15 +489,17 @@ int pshmemx_req_wait(shmemx_req_t req)
 }
 DSM_WEAKX(req_wait)
 
-int pshmemx_req_free(shmemx_req_t req)
+/* Finish what r has running and give back what it holds. fini: called by
+ * finalize for a request the program never freed; its team goes without
+ * the collective destroy (finalize has synchronised every PE already). */
+static void req_release(struct dsm_coll_req *r, int fini)
 {
-    struct dsm_coll_req *r = req_check(req, "shmemx_req_free");
     int i, cancelled = 1;
 
+    live_remove(r);
     if (r->t && r->at_wait) {
         if (r->started != r->completed)
             wait_started(r);
-        pshmem_team_destroy((shmem_team_t)r->t);
     } else if (r->t) {
         if (r->started != r->completed)
             wait_started(r);
@@ -446,7 +531,12 @@ int pshmemx_req_free(shmemx_req_t req)
             dsm_rt_device_sync_clear(r->t->slot);
         for (i = 0; i < r->plan.nq; i++)
             queue_put(r->q[i]);
-        pshmem_team_destroy((shmem_team_t)r->t);
+    }
+    if (r->t) {
+        if (fini)
+            dsm_team_release(r->t);
+        else
+            pshmem_team_destroy((shmem_team_t)r->t);
     }
     r->magic = 0;
     free(r->plan.peer);
@@ -454,6 +544,39 @@ int pshmemx_req_free(shmemx_req_t req)
     free(r->arr);
     free(r->rdy);
     free(r);
+}
+
+int pshmemx_req_free(shmemx_req_t req)
+{
+    req_release(req_check(req, "shmemx_req_free"), 0);
     return 0;
 }
 DSM_WEAKX(req_free)
+
+void dsm_coll_persist_fini(void)
+{
+    /* Requests the program did not free: an instance started and not
+     * waited for completes, instances posted ahead are cancelled, so no
+     * engine is left waiting on a trigger or a signal word that finalize
+     * is about to unmap or unregister. Every PE finalizes with the same
+     * requests, created in the same order. The list is newest first:
+     * release oldest first, as they were created. */
+    for (;;) {
+        struct dsm_coll_req *r;
+        pthread_mutex_lock(&fq_lock);
+        for (r = live; r && r->next; r = r->next)
+            ;
+        pthread_mutex_unlock(&fq_lock);
+        if (!r)
+            break;
+        dsm_debug("shmem_finalize: releasing a %s request never freed",
+                  r->routine);
+        req_release(r, 1);
+    }
+    pthread_mutex_lock(&fq_lock);
+    free(fq);
+    fq = NULL;
+    fq_n = fq_cap = q_held = 0;
+    fq_sdma = NULL;
+    pthread_mutex_unlock(&fq_lock);
+}

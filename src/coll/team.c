@@ -257,6 +257,7 @@ dsm_status_t dsm_coll_init(void)
 
 void dsm_coll_fini(void)
 {
+    dsm_coll_persist_fini();
     while (aset_list) {
         dsm_team_t *t = aset_list;
         aset_list = t->next;
@@ -489,6 +490,13 @@ void pshmem_team_destroy(shmem_team_t team)
     team_free(t);
 }
 DSM_WEAK(team_destroy)
+
+void dsm_team_release(dsm_team_t *t)
+{
+    slot_clear(t->slot);
+    slot_give(t->slot);
+    team_free(t);
+}
 
 /* ------------------------------------------------------------ queries */
 

@@ -34,8 +34,10 @@ dsm_status_t dsm_sdma_queue_new(dsm_sdma_t *s, int engine, int chain,
 
     pthread_mutex_lock(&s->queues_lock);
     if (s->num_queues == DSM_SDMA_MAX_QUEUES) {
+        /* Full (queues live until close): the caller names what holds
+         * them; not "out of memory", which sends the user elsewhere. */
         pthread_mutex_unlock(&s->queues_lock);
-        st = DSM_ERR_NOMEM;
+        st = DSM_ERR_OVERFLOW;
         goto err_fini;
     }
     q->index = s->num_queues;
@@ -54,6 +56,11 @@ err_free_ring:
 err_free_q:
     free(q);
     return st;
+}
+
+int dsm_sdma_max_queues(void)
+{
+    return DSM_SDMA_MAX_QUEUES;
 }
 
 void dsm_sdma_queue_free(dsm_sdma_queue_t *q)

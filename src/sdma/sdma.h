@@ -161,6 +161,9 @@ int dsm_sdma_num_engines(const dsm_sdma_t *s);
  * WAIT commands block only their own queue. */
 dsm_status_t dsm_sdma_queue_create(dsm_sdma_t *s, int engine,
                                    dsm_sdma_queue_t **out);
+/* Queues a process may have open at once (RMA and chain queues together;
+ * dsm_sdma_queue_create fails with DSM_ERR_OVERFLOW past it). */
+int dsm_sdma_max_queues(void);
 
 /* Hand one command to the proxy for RMA queue `engine`. Lock-free, callable
  * from any thread; blocks (helping progress) only when the ring is full. */

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Persistent requests at the edges (issue #14; test/mp/persist_edge.c):
+#  - a queue too small for one instance (SHMEM_SDMA_QUEUE_DEPTH=16, a b2b
+#    alltoall over 5 PEs is 18 commands on one queue): init fails at once
+#    with one line naming the depth needed, instead of waiting forever
+#    behind its own unfired trigger; with that depth the same job passes;
+#  - finalize with requests never started, or started and not waited for,
+#    none freed: the job ends cleanly (under ASan: nothing leaked);
+#  - rounds of ~60 live pcpy requests created and freed: freed queues come
+#    back, so later rounds do not run out of engine queues (4 PEs: 3 queues
+#    a request; the free list used to keep 64 and lose the rest).
+. "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
+PROG=$top_builddir/test/mp/persist_edge
+[ -x "$PROG" ] || { echo "SKIP: $PROG not built"; exit 77; }
+
+run env SHMEM_SDMA_QUEUE_DEPTH=16 SHMEM_ALLTOALL_ALGORITHM=b2b \
+    "$LAUNCHER" -n 5 --timeout 60 "$PROG" run "$MARK"
+expect_fail "queue depth 16, 5 PEs"
+expect_err "shmemx_alltoallmem_init" "the error names the routine"
+expect_err "SHMEM_SDMA_QUEUE_DEPTH to 32" "the error names the depth needed"
+[ "$(printf '%s\n' "$ERR" | grep -c 'SHMEM_SDMA_QUEUE_DEPTH to')" -ge 1 ] ||
+    fail "no depth line"
+
+run env SHMEM_SDMA_QUEUE_DEPTH=32 SHMEM_ALLTOALL_ALGORITHM=b2b \
+    "$LAUNCHER" -n 5 --timeout 60 "$PROG" run "$MARK"
+expect_rc 0 "queue depth 32, 5 PEs"
+
+for n in 1 2 4; do
+    for mode in run unstarted started; do
+        run "$LAUNCHER" -n $n --timeout 60 "$PROG" $mode "$MARK"
+        expect_rc 0 "$mode on $n PE(s)"
+    done
+    run env SHMEM_ALLTOALL_ALGORITHM=pcpy "$LAUNCHER" -n $n \
+        --timeout 120 "$PROG" churn "$MARK"
+    expect_rc 0 "churn on $n PE(s)"
+done
+echo "PASS"
