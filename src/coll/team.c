@@ -4,8 +4,10 @@
  *
  * A slot is agreed by the parent team at split: every member publishes its
  * mask of free slots in the exchange words of the parent's slot, the
- * members sync, and each ANDs the masks of all members; the lowest slot
- * free everywhere wins. No signal word of a free slot is ever nonzero
+ * members sync, and each ANDs the masks of all members; a slot free
+ * everywhere is the candidate, each member takes it, and a second
+ * exchange confirms that all could (threads splitting other parents may
+ * have taken it meanwhile; then all retry, slots_reserve). No signal word of a free slot is ever nonzero
  * (the area starts zeroed and destroy zeroes a slot after the team's last
  * barrier), so a new team's first signal can arrive before its receiver
  * has even built the team object.
@@ -14,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "wait.h"
 
@@ -274,18 +277,16 @@ void dsm_coll_fini(void)
 
 /* ------------------------------------------------------------ splits */
 
-/* AND of every parent member's free-slot mask. Collective over parent,
- * whose lock the caller holds. Two exchange words alternate, so a member
- * that runs ahead into the next exchange never overwrites a word another
- * member may still read: it had to pass this exchange's barrier first,
- * which that member enters only after reading. */
-static uint64_t slots_agree(dsm_team_t *p)
+/* AND of every parent member's v. Collective over parent, whose lock the
+ * caller holds. Two exchange words alternate, so a member that runs ahead
+ * into the next exchange never overwrites a word another member may still
+ * read: it had to pass this exchange's barrier first, which that member
+ * enters only after reading. */
+static uint64_t xchg_and(dsm_team_t *p, uint64_t v)
 {
     uint64_t *mine = &p->xchg[p->nxchg & 1], all;
 
-    pthread_mutex_lock(&slot_lock);
-    __atomic_store_n(mine, slot_free, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&slot_lock);
+    __atomic_store_n(mine, v, __ATOMIC_RELAXED);
     dsm_team_sync(p);
     all = ~0ull;
     for (int m = 0; m < p->size; m++) {
@@ -301,11 +302,12 @@ static uint64_t slots_agree(dsm_team_t *p)
     return all;
 }
 
-static void slot_take(int slot)
+static uint64_t slots_free_now(void)
 {
     pthread_mutex_lock(&slot_lock);
-    slot_free &= ~(1ull << slot);
+    uint64_t f = slot_free;
     pthread_mutex_unlock(&slot_lock);
+    return f;
 }
 
 static void slot_give(int slot)
@@ -315,16 +317,72 @@ static void slot_give(int slot)
     pthread_mutex_unlock(&slot_lock);
 }
 
-/* pick the lowest n slots of mask into out[]; 0 if fewer are free. */
-static int slots_pick(uint64_t mask, int n, int *out)
+/* Take every slot of want if all are still free here; else none. */
+static int slots_try_take(uint64_t want)
 {
+    int ok;
+    pthread_mutex_lock(&slot_lock);
+    ok = (slot_free & want) == want;
+    if (ok)
+        slot_free &= ~want;
+    pthread_mutex_unlock(&slot_lock);
+    return ok;
+}
+
+/* n slots of mask into out[], searching upwards from bit `from` and
+ * wrapping; 0 if fewer are free. */
+static int slots_pick(uint64_t mask, int n, int from, int *out)
+{
+    uint64_t rot = from ? (mask >> from) | (mask << (64 - from)) : mask;
     for (int i = 0; i < n; i++) {
-        if (!mask)
+        if (!rot)
             return 0;
-        out[i] = __builtin_ctzll(mask);
-        mask &= mask - 1;
+        out[i] = (__builtin_ctzll(rot) + from) & 63;
+        rot &= rot - 1;
     }
     return 1;
+}
+
+/* Agree on n new slots over parent p and reserve them on this PE when
+ * `member` (it joins a new team). Threads may split different parents at
+ * once, so agreement and reservation cannot be one step: another split
+ * can take a slot between this PE publishing its free mask and taking
+ * the slot the members agreed on. So: agree on candidates from the free
+ * masks, take them here (atomically), and agree again that every member
+ * could; if one could not, all give back and try again from fresh masks.
+ * Splits of different parents start their search at different slots
+ * (the parent's slot decides), and a retry waits a while that differs
+ * per PE and thread, so two splits that keep colliding drift apart.
+ * Returns 0 when the parent has no n slots free on every member. */
+static int slots_reserve(dsm_team_t *p, int n, int member, int *out)
+{
+    unsigned seed = (unsigned)dsm_rt.me * 2654435761u ^
+                    (unsigned)(uintptr_t)&seed;
+
+    for (unsigned attempt = 0;; attempt++) {
+        uint64_t want = 0;
+        int ok, i;
+
+        pthread_mutex_lock(&p->lock);
+        uint64_t mask = xchg_and(p, slots_free_now());
+        if (!slots_pick(mask, n, (p->slot * 37 + (int)attempt * 11) & 63,
+                        out)) {
+            pthread_mutex_unlock(&p->lock);
+            return 0;
+        }
+        for (i = 0; i < n; i++)
+            want |= 1ull << out[i];
+        ok = !member || slots_try_take(want);
+        int all = (int)(xchg_and(p, (uint64_t)ok) & 1);
+        pthread_mutex_unlock(&p->lock);
+        if (all)
+            return 1;
+        if (ok && member)
+            for (i = 0; i < n; i++)
+                slot_give(out[i]);
+        seed = seed * 1103515245u + 12345u;
+        usleep(((seed >> 16) % 200u + 1u) * DSM_MIN(attempt + 1, 10u));
+    }
 }
 
 static void apply_config(dsm_team_t *t, const shmem_team_config_t *config,
@@ -352,8 +410,7 @@ static dsm_team_t *team_new(dsm_team_t *parent, int size, const int *idx,
     t->parent = parent;
     team_setup(t, slot);
     apply_config(t, config, mask);
-    slot_take(slot);
-    return t;
+    return t; /* the slot was reserved by slots_reserve */
 }
 
 int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride,
@@ -390,10 +447,7 @@ int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride,
         if (idx[i] == p->my_idx)
             mine = i;
     }
-    pthread_mutex_lock(&p->lock);
-    uint64_t mask = slots_agree(p);
-    pthread_mutex_unlock(&p->lock);
-    if (!slots_pick(mask, 1, &slot)) {
+    if (!slots_reserve(p, 1, mine >= 0, &slot)) {
         dsm_debug("%s: no team slot is free on every PE of the parent team "
                   "(%d slots; destroy unused teams)", routine,
                   DSM_TEAM_SLOTS - DSM_SLOT_FIRST_USER);
@@ -432,10 +486,7 @@ int pshmem_team_split_2d(shmem_team_t parent_team, int xrange,
     n = p->size;
     if (xrange > n)
         xrange = n; /* one row: the x team is the whole parent */
-    pthread_mutex_lock(&p->lock);
-    uint64_t mask = slots_agree(p);
-    pthread_mutex_unlock(&p->lock);
-    if (!slots_pick(mask, 2, slots)) {
+    if (!slots_reserve(p, 2, 1, slots)) {
         dsm_debug("%s: fewer than two team slots are free on every PE of "
                   "the parent team (%d slots; destroy unused teams)", routine,
                   DSM_TEAM_SLOTS - DSM_SLOT_FIRST_USER);
