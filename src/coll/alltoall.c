@@ -34,6 +34,12 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     dsm_algo_t algo;
     dsm_plan_t p;
 
+    /* The last member's block ends the span (its last element, strided). */
+    dsm_rt_check_alloc(routine, "dest", dest, (size_t)(n - 1) * dblk + dlast);
+    dsm_rt_check_alloc(routine, "source", src,
+                       (size_t)(n - 1) * sblk +
+                           (strided ? (nelems - 1) * (size_t)sstr + elem
+                                    : sblk));
     check_overlap(routine, dest, src, dblk * (size_t)n, sblk * (size_t)n);
     if (!dsm_team_mapped(t)) {
         algo = dsm_coll_algo_team(t, DSM_COLL_A2A, len, dest, src, routine);

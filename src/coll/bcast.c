@@ -195,6 +195,12 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
                      t->size - 1);
     if (!nbytes)
         return;
+    /* dest is written on every member but a 1.4 root; source read at the
+     * root only. */
+    if (root_too || t->my_idx != root)
+        dsm_rt_check_alloc(routine, "dest", dest, nbytes);
+    if (t->my_idx == root)
+        dsm_rt_check_alloc(routine, "source", src, nbytes);
     if (t->size == 1) {
         if (root_too && dest != src && !dsm_coll_host(dest, src))
             dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, nbytes, dsm_rt.me,

@@ -41,6 +41,10 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
     dsm_coll_tune_init();
     if (!nbytes)
         return;
+    /* Before any overlap test: a dest too small for n blocks usually
+     * reaches into the next allocation, which is often source. */
+    dsm_rt_check_alloc(fc_routine, "dest", dest, nbytes * (size_t)n);
+    dsm_rt_check_alloc(fc_routine, "source", src, nbytes);
     if (n == 1) {
         if (mine != src)
             memmove(mine, src, nbytes);
@@ -89,7 +93,9 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
     int i;
 
     dsm_coll_tune_init();
+    dsm_rt_check_alloc(co_routine, "source", src, nbytes);
     if (n == 1) {
+        dsm_rt_check_alloc(co_routine, "dest", dest, nbytes);
         if (nbytes && dest != src)
             memmove(dest, src, nbytes);
         return;
@@ -130,6 +136,9 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
         if (x->m < me)
             off += c;
     }
+    /* Every member learnt the same total: each fails here, before its
+     * blocks leave, when dest cannot hold them all. */
+    dsm_rt_check_alloc(co_routine, "dest", dest, total);
     char *mine = (char *)dest + off;
     p.local = (dsm_part_t){.m = me, .src = src, .dst = mine, .count = 1,
                            .len = nbytes ? local_len(co_routine, mine, src,

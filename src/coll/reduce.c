@@ -126,9 +126,22 @@ static void reduce_range(dsm_team_t *t, void *dest, const void *src,
     free(acc);
 }
 
+/* Reductions and scans read n elements of every member's source and
+ * write n to dest (an overflowing n * esz fails in reduce_range). */
+static void check_sizes(const void *dest, const void *src, size_t n,
+                        size_t esz, const char *routine)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(n, esz, &bytes))
+        return;
+    dsm_rt_check_alloc(routine, "dest", dest, bytes);
+    dsm_rt_check_alloc(routine, "source", src, bytes);
+}
+
 void dsm_coll_reduce(dsm_team_t *t, void *dest, const void *src, size_t n,
                      size_t esz, dsm_coll_op_t op, const char *routine)
 {
+    check_sizes(dest, src, n, esz, routine);
     if (t->size == 1 && dsm_coll_host(dest, src)) {
         if (dest != src && n)
             memmove(dest, src, n * esz);
@@ -142,6 +155,7 @@ void dsm_coll_scan(dsm_team_t *t, void *dest, const void *src, size_t n,
                    const char *routine)
 {
     int hi = t->my_idx + (inclusive ? 1 : 0);
+    check_sizes(dest, src, n, esz, routine);
     if (t->size == 1 && dsm_coll_host(dest, src)) {
         if (!n)
             return;

@@ -154,6 +154,8 @@ static void stream_coll(const char *routine, shmem_team_t team, void *dest,
     /* dest must be symmetric (checked by the translation below, here for
      * the whole span) and, except for an in-place fcollect, apart from
      * source. */
+    dsm_rt_check_alloc(routine, "dest", dest, total);
+    dsm_rt_check_alloc(routine, "source", source, sspan);
     (void)dsm_rt_xlate(routine, dest, total, dsm_rt.me);
     if (!(!a2a && s == d + (size_t)t->my_idx * nbytes) && s < d + total &&
         d < s + sspan)

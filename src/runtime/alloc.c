@@ -87,7 +87,7 @@ static size_t find_used(const dsm_heap_t *h, size_t off)
 
 size_t dsm_heap_alloc(dsm_heap_t *h, size_t size, size_t align)
 {
-    size_t i;
+    size_t i, req = size;
 
     if (align < DSM_HEAP_MIN_ALIGN)
         align = DSM_HEAP_MIN_ALIGN;
@@ -109,7 +109,8 @@ size_t dsm_heap_alloc(dsm_heap_t *h, size_t size, size_t align)
             b.size - (start - b.off) < size)
             continue;
         size_t pad = start - b.off, rest = b.size - pad - size;
-        h->blk[i] = (dsm_heap_blk_t){.off = start, .size = size, .used = 1};
+        h->blk[i] =
+            (dsm_heap_blk_t){.off = start, .size = size, .req = req, .used = 1};
         if (rest)
             insert_at(h, i + 1,
                       (dsm_heap_blk_t){.off = start + size, .size = rest});
@@ -136,7 +137,7 @@ int dsm_heap_free(dsm_heap_t *h, size_t off)
 
 size_t dsm_heap_realloc(dsm_heap_t *h, size_t off, size_t size, int *moved)
 {
-    size_t i = find_used(h, off), cur, n;
+    size_t i = find_used(h, off), cur, n, req = size;
 
     *moved = 0;
     if (i == SIZE_MAX)
@@ -158,6 +159,7 @@ size_t dsm_heap_realloc(dsm_heap_t *h, size_t off, size_t size, int *moved)
             coalesce(h, i + 1);
             h->used -= cur - n;
         }
+        h->blk[i].req = req;
         return off;
     }
     if (i + 1 < h->nblk && !h->blk[i + 1].used &&
@@ -171,13 +173,14 @@ size_t dsm_heap_realloc(dsm_heap_t *h, size_t off, size_t size, int *moved)
             h->blk[i + 1].off += take;
             h->blk[i + 1].size -= take;
         }
+        h->blk[i].req = req;
         h->used += take;
         if (h->used > h->peak)
             h->peak = h->used;
         return off;
     }
     /* Move: allocate first so the new block cannot overlap the old one. */
-    size_t noff = dsm_heap_alloc(h, n, DSM_HEAP_MIN_ALIGN);
+    size_t noff = dsm_heap_alloc(h, req, DSM_HEAP_MIN_ALIGN);
     if (noff == SIZE_MAX)
         return SIZE_MAX;
     dsm_heap_free(h, off);
@@ -189,6 +192,38 @@ size_t dsm_heap_block_size(const dsm_heap_t *h, size_t off)
 {
     size_t i = find_used(h, off);
     return i == SIZE_MAX ? 0 : h->blk[i].size;
+}
+
+int dsm_heap_find(const dsm_heap_t *h, size_t off, size_t *start,
+                  size_t *req)
+{
+    size_t lo = 0, hi = h->nblk;
+    /* The last block starting at or before off. */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (h->blk[mid].off <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return -1;
+    const dsm_heap_blk_t *b = &h->blk[lo - 1];
+    if (!b->used || off - b->off >= b->size)
+        return -1;
+    *start = b->off;
+    *req = b->req;
+    return 0;
+}
+
+int dsm_heap_copy(dsm_heap_t *dst, const dsm_heap_t *src)
+{
+    *dst = *src;
+    dst->blk = malloc(src->cap * sizeof(*dst->blk));
+    if (!dst->blk)
+        return -1;
+    memcpy(dst->blk, src->blk, src->nblk * sizeof(*dst->blk));
+    return 0;
 }
 
 size_t dsm_heap_largest_free(const dsm_heap_t *h)

@@ -151,7 +151,7 @@ int dsm_env_init(void)
                           used, help);                                         \
             return -1;                                                         \
         }                                                                      \
-        dsm_env.field##_set = 1;                                               \
+        dsm_env.field##_set = strncmp(used, "SMA_", 4) ? 1 : 2;                \
     }
     DSM_ENV_LIST(DSM_ENV_PARSE)
 #undef DSM_ENV_PARSE

@@ -16,6 +16,9 @@
       "bytes of symmetric heap per PE (K/M/G suffixes)")                       \
     X(SHMEM_DEBUG, BOOL, debug, "0",                                           \
       "print debugging messages (allocation failures, selections)")           \
+    X(SHMEM_MALLOC_WARN, BOOL, malloc_warn, "1",                               \
+      "print one line on this PE's first failed symmetric allocation "        \
+      "(routine, sizes, what to set); 0 = silent (SHMEM_DEBUG: every one)")   \
     X(SHMEM_INFO, BOOL, info, "0",                                             \
       "print every environment variable with its value at init")              \
     X(SHMEM_VERSION, BOOL, version, "0",                                       \
@@ -128,6 +131,12 @@ typedef struct dsm_env {
 } dsm_env_t;
 
 extern dsm_env_t dsm_env;
+
+/* The name a variable's value came from, for messages: its deprecated
+ * SMA_ spelling where the user set that one (field##_set == 2), e.g.
+ * DSM_ENV_NAME(symmetric_size, "SYMMETRIC_SIZE"). */
+#define DSM_ENV_NAME(field, suffix)                                            \
+    (dsm_env.field##_set == 2 ? "SMA_" suffix : "SHMEM_" suffix)
 
 /* Parse the environment into dsm_env. Returns 0, or -1 after printing one
  * line that names the variable and the bad value. */

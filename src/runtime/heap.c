@@ -3,7 +3,8 @@
  * each PE runs the same deterministic allocator on its own copy of the
  * metadata, so offsets agree without communication; a barrier makes the new
  * block usable by everyone before anyone returns (and, for free, makes sure
- * nobody still uses the old one).
+ * nobody still uses the old one). The allocating barrier also agrees on
+ * the result (agree()): NULL on every PE or a block on every PE.
  */
 #include "rma.h"
 
@@ -16,20 +17,32 @@ static char *heap_base(void)
     return dsm_rt.segs[DSM_SEG_HEAP].base;
 }
 
+/* Set once this PE printed its first allocation failure. */
+static int warned;
+
+/* Why routine returns NULL on this PE: every time under SHMEM_DEBUG,
+ * otherwise once per PE unless SHMEM_MALLOC_WARN=0. A code that asks for
+ * more than the heap holds usually dereferences the NULL next, so the
+ * line is printed by default (SOS and NVSHMEM print too). */
 static void report_exhausted_in(const char *routine, size_t size,
-                               const dsm_heap_t *h, const char *var)
+                                const dsm_heap_t *h, const char *var)
 {
-    if (!dsm_env.debug)
+    if (!dsm_env.debug &&
+        (!dsm_env.malloc_warn || __atomic_exchange_n(&warned, 1,
+                                                     __ATOMIC_RELAXED)))
         return;
+    /* Suggest a size that fits what is in use plus the request, in MiB. */
+    size_t need = h->used + size, mib = (need >> 20) + 1;
     dsm_log_error("%s: cannot allocate %zu bytes: the symmetric heap has "
                   "%zu bytes, %zu in use, largest free block %zu; raise "
-                  "%s", routine, size, h->size, h->used,
-                  dsm_heap_largest_free(h), var);
+                  "%s (at least %zuM)%s", routine, size, h->size, h->used,
+                  dsm_heap_largest_free(h), var, mib,
+                  dsm_env.debug ? "" : " (SHMEM_MALLOC_WARN=0: no message)");
 }
 
-static void report_exhausted(const char *routine, size_t size)
+static const char *heap_var(void)
 {
-    report_exhausted_in(routine, size, &dsm_rt.heap, "SHMEM_SYMMETRIC_SIZE");
+    return DSM_ENV_NAME(symmetric_size, "SYMMETRIC_SIZE");
 }
 
 /* The device heap (gpu.c), when ptr is in it. */
@@ -41,13 +54,57 @@ static dsm_heap_t *device_heap_of(const void *ptr)
     return dsm_rt_device_heap();
 }
 
+/* Number of agreements so far: selects the word pair of the control
+ * page. Every PE makes the same sequence of collective calls. */
+static uint64_t nagree;
+
+/* The allocation barrier, which also tells every PE whether any PE
+ * failed (ok == 0 on it). Allocation is deterministic, so PEs disagree
+ * only when one PE's metadata could not grow (out of private memory) or
+ * the program asked different sizes on different PEs; without the
+ * agreement those PEs would return NULL while the others succeed, and
+ * every later offset would differ. A failing PE raises word k & 1 of
+ * every PE, then enters the barrier; after it each PE reads and clears
+ * its own word. Word k & 1 is raised again only in agreement k + 2,
+ * which no PE reaches before every PE left agreement k + 1's barrier,
+ * i.e. after every PE cleared it here. Returns 1 when all succeeded. */
+static int agree(int ok, const char *routine)
+{
+    const int n = dsm_rt.npes, k = (int)(nagree++ & 1);
+    uint64_t *w = &dsm_rt.ctrl->alloc_fail[k];
+
+    if (n == 1) {
+        dsm_rt_sync_all();
+        return ok;
+    }
+    if (!ok) {
+        for (int pe = 0; pe < n; pe++) {
+            dsm_ctrl_t *pc = pe == dsm_rt.me ? dsm_rt.ctrl
+                                             : dsm_rt.peer_ctrl[pe];
+            if (pe == dsm_rt.me ||
+                (pc && (dsm_path_of(pe)->caps & DSM_PATH_CAP_LOADSTORE)))
+                __atomic_store_n(&pc->alloc_fail[k], 1, __ATOMIC_RELAXED);
+            else /* our word's address names theirs */
+                dsm_path_signal(&dsm_ctx_default, w, 1, 0, pe, routine);
+        }
+        /* The network's writes land before the barrier says we entered. */
+        dsm_path_quiet(&dsm_ctx_default);
+    }
+    dsm_rt_sync_all();
+    int failed = __atomic_load_n(w, __ATOMIC_ACQUIRE) != 0;
+    __atomic_store_n(w, 0, __ATOMIC_RELAXED);
+    if (failed && ok && dsm_env.debug)
+        dsm_log_error("%s: returns NULL: the allocation failed on another "
+                      "PE (its line says why)", routine);
+    return !failed;
+}
+
 static void *alloc_in(const char *routine, dsm_heap_t *h, char *base,
                       const char *var, size_t size, size_t align);
 
 static void *alloc(const char *routine, size_t size, size_t align)
 {
-    return alloc_in(routine, &dsm_rt.heap, NULL, "SHMEM_SYMMETRIC_SIZE",
-                    size, align);
+    return alloc_in(routine, &dsm_rt.heap, NULL, heap_var(), size, align);
 }
 
 static void *alloc_in(const char *routine, dsm_heap_t *h, char *base,
@@ -73,8 +130,16 @@ static void *alloc_in(const char *routine, dsm_heap_t *h, char *base,
     if (off == SIZE_MAX)
         report_exhausted_in(routine, size, h, var);
     pthread_mutex_unlock(&dsm_rt.heap_lock);
-    dsm_rt_sync_all();
-    return off == SIZE_MAX ? NULL : (base ? base : heap_base()) + off;
+    if (!agree(off != SIZE_MAX, routine)) {
+        if (off != SIZE_MAX) {
+            /* Undo: the free coalesces the block back exactly. */
+            pthread_mutex_lock(&dsm_rt.heap_lock);
+            dsm_heap_free(h, off);
+            pthread_mutex_unlock(&dsm_rt.heap_lock);
+        }
+        return NULL;
+    }
+    return (base ? base : heap_base()) + off;
 }
 
 static size_t offset_of(const char *routine, const void *ptr)
@@ -87,35 +152,83 @@ static size_t offset_of(const char *routine, const void *ptr)
     return off;
 }
 
+void dsm_rt_check_alloc(const char *routine, const char *what,
+                        const void *ptr, size_t need)
+{
+    const dsm_seg_t *hs = &dsm_rt.segs[DSM_SEG_HEAP];
+    const dsm_seg_t *ds = &dsm_rt.segs[DSM_SEG_DEVICE];
+    const char *heap_name = "symmetric heap";
+    dsm_heap_t *h;
+    uintptr_t off;
+    size_t start, req;
+
+    if (!need)
+        return;
+    if ((off = (uintptr_t)ptr - (uintptr_t)hs->base) < dsm_rt.heap.size) {
+        h = &dsm_rt.heap;
+    } else if (ds->size && (off = (uintptr_t)ptr - (uintptr_t)ds->base) <
+                               ds->size &&
+               (h = dsm_rt_device_heap())) {
+        heap_name = "device heap";
+    } else {
+        return; /* static data, the internal area, or not symmetric */
+    }
+    pthread_mutex_lock(&dsm_rt.heap_lock);
+    int found = !dsm_heap_find(h, off, &start, &req);
+    pthread_mutex_unlock(&dsm_rt.heap_lock);
+    if (!found)
+        dsm_rt_fatal(routine, "%s %p is in the %s but in no allocation "
+                     "(freed?)", what, ptr, heap_name);
+    size_t has = off - start >= req ? 0 : req - (off - start);
+    if (need <= has)
+        return;
+    if (off == start)
+        dsm_rt_fatal(routine, "%s needs %zu bytes, its allocation has %zu",
+                     what, need, req);
+    dsm_rt_fatal(routine, "%s needs %zu bytes, its allocation has %zu from "
+                 "%s (%zu from its start)", what, need, has, what, req);
+}
+
 void *pshmem_malloc(size_t size)
 {
     return alloc("shmem_malloc", size, 0);
 }
 DSM_WEAK(malloc)
 
+/* The hints the specification defines; they ask nothing of host memory
+ * here: every heap byte is equally reachable by CPU atomics and engines. */
+#define STD_HINTS (SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE)
+
 void *pshmem_malloc_with_hints(size_t size, long hints)
 {
-    /* The hints (atomics, signals) ask nothing of host memory here: every
-     * heap byte is equally reachable by CPU atomics and engines.
-     * SHMEMX_MALLOC_DEVICE: the device heap in GPU memory (gpu.c). */
-    if (hints & SHMEMX_MALLOC_DEVICE) {
-        DSM_CHECK_INIT("shmem_malloc_with_hints");
-        dsm_heap_t *dh = dsm_rt_device_heap();
-        if (!dh) {
-            if (dsm_env.debug)
-                dsm_log_error("shmem_malloc_with_hints: SHMEMX_MALLOC_DEVICE: "
-                              "no device heap (sdma backend %s; "
-                              "SHMEM_DEVICE_HEAP_SIZE=%llu)",
-                              dsm_sdma_backend_name(dsm_rt.sdma),
-                              (unsigned long long)dsm_env.device_heap_size);
-            dsm_rt_sync_all();
-            return NULL;
-        }
-        return alloc_in("shmem_malloc_with_hints", dh,
-                        dsm_rt.segs[DSM_SEG_DEVICE].base,
-                        "SHMEM_DEVICE_HEAP_SIZE", size, 0);
+    static const char routine[] = "shmem_malloc_with_hints";
+
+    /* Unrecognised bits must not change the result (spec): only
+     * SHMEMX_MALLOC_DEVICE, alone or with the standard hints, asks for
+     * the device heap; any other value (e.g. ~SHMEM_MALLOC_ATOMICS_REMOTE,
+     * whose bits include ours) is shmem_malloc. */
+    if (!(hints & SHMEMX_MALLOC_DEVICE) ||
+        (hints & ~(STD_HINTS | SHMEMX_MALLOC_DEVICE)))
+        return alloc(routine, size, 0);
+    DSM_CHECK_INIT(routine);
+    dsm_heap_t *dh = dsm_rt_device_heap();
+    if (!dh) {
+        /* NULL, not host memory: the caller asked for GPU memory by name
+         * and would hand host memory to its kernels. Printed like a full
+         * heap (the first time, or always under SHMEM_DEBUG). */
+        if (dsm_env.debug ||
+            (dsm_env.malloc_warn &&
+             !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)))
+            dsm_log_error("%s: SHMEMX_MALLOC_DEVICE: no device heap (sdma "
+                          "backend %s; SHMEM_DEVICE_HEAP_SIZE=%llu); returns "
+                          "NULL", routine,
+                          dsm_sdma_backend_name(dsm_rt.sdma),
+                          (unsigned long long)dsm_env.device_heap_size);
+        agree(0, routine);
+        return NULL;
     }
-    return alloc("shmem_malloc_with_hints", size, 0);
+    return alloc_in(routine, dh, dsm_rt.segs[DSM_SEG_DEVICE].base,
+                    "SHMEM_DEVICE_HEAP_SIZE", size, 0);
 }
 DSM_WEAK(malloc_with_hints)
 
@@ -171,11 +284,54 @@ void pshmem_free(void *ptr)
 }
 DSM_WEAK(free)
 
+/* shmem_realloc in heap h at base (the device heap's moves are engine
+ * copies within this PE's GPU). A copy of the metadata undoes this PE's
+ * part when another PE failed: a move leaves the old block's bytes as
+ * they were, so restoring the metadata restores the block. */
+static void *realloc_in(dsm_heap_t *h, char *base, const char *var,
+                        void *ptr, size_t size, int device)
+{
+    static const char routine[] = "shmem_realloc";
+    size_t off = (size_t)((char *)ptr - base), noff = SIZE_MAX, old;
+    dsm_heap_t undo = {0};
+    int moved = 0, saved;
+
+    pthread_mutex_lock(&dsm_rt.heap_lock);
+    old = dsm_heap_block_size(h, off);
+    if (!old)
+        dsm_rt_fatal(routine, "%p was not returned by %s (or was already "
+                     "freed)", ptr,
+                     device ? "shmemx_malloc_device" : "shmem_malloc");
+    saved = !dsm_heap_copy(&undo, h);
+    if (saved)
+        noff = dsm_heap_realloc(h, off, size, &moved);
+    if (noff == SIZE_MAX)
+        report_exhausted_in(routine, size, h, var);
+    else if (moved && !device)
+        memmove(base + noff, base + off, DSM_MIN(old, size));
+    pthread_mutex_unlock(&dsm_rt.heap_lock);
+    if (noff != SIZE_MAX && moved && device) {
+        uint64_t flag = 0;
+        dsm_rma_issue(NULL, &flag, dsm_rt.me, base + off, base + noff,
+                      DSM_MIN(old, size));
+        dsm_rma_wait_flag(&flag);
+    }
+    int ok = agree(noff != SIZE_MAX, routine);
+    if (saved) {
+        pthread_mutex_lock(&dsm_rt.heap_lock);
+        if (!ok && noff != SIZE_MAX) {
+            dsm_heap_fini(h);
+            *h = undo;
+        } else {
+            dsm_heap_fini(&undo);
+        }
+        pthread_mutex_unlock(&dsm_rt.heap_lock);
+    }
+    return ok ? base + noff : NULL;
+}
+
 void *pshmem_realloc(void *ptr, size_t size)
 {
-    size_t off, noff, old;
-    int moved;
-
     if (!ptr)
         return alloc("shmem_realloc", size, 0);
     if (!size) {
@@ -186,40 +342,10 @@ void *pshmem_realloc(void *ptr, size_t size)
     dsm_rt_quiet(&dsm_ctx_default);
     dsm_rt_sync_all();
     dsm_heap_t *dh = device_heap_of(ptr);
-    if (dh) {
-        /* Device heap: the move is an engine copy within this PE's GPU. */
-        char *dbase = dsm_rt.segs[DSM_SEG_DEVICE].base;
-        pthread_mutex_lock(&dsm_rt.heap_lock);
-        off = (size_t)((char *)ptr - dbase);
-        old = dsm_heap_block_size(dh, off);
-        if (!old)
-            dsm_rt_fatal("shmem_realloc", "%p was not returned by "
-                         "shmemx_malloc_device (or was already freed)", ptr);
-        noff = dsm_heap_realloc(dh, off, size, &moved);
-        pthread_mutex_unlock(&dsm_rt.heap_lock);
-        if (noff == SIZE_MAX) {
-            report_exhausted_in("shmem_realloc", size, dh,
-                                "SHMEM_DEVICE_HEAP_SIZE");
-        } else if (moved) {
-            uint64_t flag = 0;
-            dsm_rma_issue(NULL, &flag, dsm_rt.me, dbase + off, dbase + noff,
-                          DSM_MIN(old, size));
-            dsm_rma_wait_flag(&flag);
-        }
-        dsm_rt_sync_all();
-        return noff == SIZE_MAX ? NULL : dbase + noff;
-    }
-    pthread_mutex_lock(&dsm_rt.heap_lock);
-    off = offset_of("shmem_realloc", ptr);
-    old = dsm_heap_block_size(&dsm_rt.heap, off);
-    noff = dsm_heap_realloc(&dsm_rt.heap, off, size, &moved);
-    if (noff == SIZE_MAX)
-        report_exhausted("shmem_realloc", size);
-    else if (moved)
-        memmove(heap_base() + noff, heap_base() + off, DSM_MIN(old, size));
-    pthread_mutex_unlock(&dsm_rt.heap_lock);
-    dsm_rt_sync_all();
-    return noff == SIZE_MAX ? NULL : heap_base() + noff;
+    if (dh)
+        return realloc_in(dh, dsm_rt.segs[DSM_SEG_DEVICE].base,
+                          "SHMEM_DEVICE_HEAP_SIZE", ptr, size, 1);
+    return realloc_in(&dsm_rt.heap, heap_base(), heap_var(), ptr, size, 0);
 }
 DSM_WEAK(realloc)
 

@@ -18,6 +18,7 @@
 
 typedef struct dsm_heap_blk {
     size_t off, size;
+    size_t req; /* used: the bytes asked for (size is rounded up) */
     int used;
 } dsm_heap_blk_t;
 
@@ -42,7 +43,24 @@ int dsm_heap_free(dsm_heap_t *h, size_t off);
 size_t dsm_heap_realloc(dsm_heap_t *h, size_t off, size_t size, int *moved);
 /* Size of the used block at off, or 0. */
 size_t dsm_heap_block_size(const dsm_heap_t *h, size_t off);
+/* The used block containing offset off: 0 with its start and the bytes
+ * asked for, or -1 when off is in no used block. */
+int dsm_heap_find(const dsm_heap_t *h, size_t off, size_t *start,
+                  size_t *req);
+/* A deep copy of src into dst (0, or -1 out of memory), to undo an
+ * operation: free dst with dsm_heap_fini, or make it the heap. */
+int dsm_heap_copy(dsm_heap_t *dst, const dsm_heap_t *src);
 /* Largest free block (for error messages). */
 size_t dsm_heap_largest_free(const dsm_heap_t *h);
+
+/* ---- runtime checks over the heaps (heap.c) ---- */
+/* Collectives: fail the job with one line naming routine and this PE when
+ * the need bytes at ptr (what the collective writes to, what = "dest", or
+ * reads from it, "source") run past the end of ptr's allocation in the
+ * symmetric heap or the device heap, or when ptr lies in one of them but
+ * in no allocation. Pointers outside both heaps are left to the address
+ * checks (static data has no allocations to compare with). */
+void dsm_rt_check_alloc(const char *routine, const char *what,
+                        const void *ptr, size_t need);
 
 #endif /* DSM_HEAP_H */

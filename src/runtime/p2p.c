@@ -43,12 +43,15 @@ static int set_all(void *p)
     return 1;
 }
 
+/* Round robin from where the thread's last _any search stopped (wait.h). */
 static int set_any(void *p)
 {
     p2p_set_t *s = p;
-    for (size_t i = 0; i < s->n; i++)
+    size_t i = s->n ? dsm_rt_any_start(s->n) : 0;
+    for (size_t k = 0; k < s->n; k++, i = i + 1 < s->n ? i + 1 : 0)
         if (!excluded(s, i) && s->f(s->ivars, i, s->cmp, s->vals, s->vector)) {
             s->result = i;
+            dsm_rt_any_found(i);
             return 1;
         }
     s->result = SIZE_MAX;

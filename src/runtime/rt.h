@@ -43,6 +43,10 @@ typedef struct dsm_ctrl {
     /* Dissemination barrier: round k's flag is written only by the PE
      * 2^k places before us, with the barrier's epoch. */
     uint64_t barrier[DSM_BARRIER_ROUNDS] DSM_ALIGNED_CL;
+    /* Collective allocation (heap.c): a PE whose allocation failed sets
+     * word [k & 1] of every PE before the k-th allocation's barrier, so
+     * all PEs return NULL together and the heaps stay symmetric. */
+    uint64_t alloc_fail[2];
 } dsm_ctrl_t;
 
 /* Bytes at the end of the heap segment reserved for the runtime: the

@@ -189,8 +189,8 @@ static dsm_status_t seg_create_heap(dsm_seg_t *s, size_t user, size_t total)
     s->fd = memfd_create("dmashmem-heap", MFD_CLOEXEC);
     if (s->fd < 0 || ftruncate(s->fd, (off_t)total) < 0) {
         dsm_log_error("shmem_init: cannot create a symmetric heap of %zu "
-                      "bytes: %s (lower SHMEM_SYMMETRIC_SIZE)",
-                      total, strerror(errno));
+                      "bytes: %s (lower %s)", total, strerror(errno),
+                      DSM_ENV_NAME(symmetric_size, "SYMMETRIC_SIZE"));
         return DSM_ERR_NOMEM;
     }
     /* Base aligned to DSM_HEAP_BASE_ALIGN, so that an offset aligned by the
@@ -220,7 +220,8 @@ static dsm_status_t seg_create_heap(dsm_seg_t *s, size_t user, size_t total)
 
 map_failed:
     dsm_log_error("shmem_init: cannot map a symmetric heap of %zu bytes: %s "
-                  "(lower SHMEM_SYMMETRIC_SIZE)", total, strerror(errno));
+                  "(lower %s)", total, strerror(errno),
+                  DSM_ENV_NAME(symmetric_size, "SYMMETRIC_SIZE"));
     s->base = NULL;
     return DSM_ERR_NOMEM;
 }
@@ -262,8 +263,9 @@ dsm_status_t dsm_rt_segments_init(void)
     if (dsm_seg_heap_sizes(dsm_env.symmetric_size, page,
                            DSM_ALIGN_UP(DSM_INTERNAL_SIZE(n), page),
                            DSM_HEAP_BASE_ALIGN, &user, &total)) {
-        dsm_log_error("shmem_init: SHMEM_SYMMETRIC_SIZE=%llu is too large: "
-                      "the heap would not fit in the address space",
+        dsm_log_error("shmem_init: %s=%llu is too large: the heap would not "
+                      "fit in the address space",
+                      DSM_ENV_NAME(symmetric_size, "SYMMETRIC_SIZE"),
                       (unsigned long long)dsm_env.symmetric_size);
         return DSM_ERR_INVAL;
     }
@@ -312,10 +314,11 @@ dsm_status_t dsm_rt_segments_init(void)
          * a network peer resolves (segment, offset) in its own copy. */
         if (theirs.heap_size != mine.heap_size) {
             dsm_log_error("shmem_init: PE %d has a %llu-byte symmetric heap, "
-                          "PE %d a %llu-byte one: SHMEM_SYMMETRIC_SIZE must "
-                          "be the same on every PE",
+                          "PE %d a %llu-byte one: %s must be the same on "
+                          "every PE",
                           pe, (unsigned long long)theirs.heap_size, me,
-                          (unsigned long long)mine.heap_size);
+                          (unsigned long long)mine.heap_size,
+                          DSM_ENV_NAME(symmetric_size, "SYMMETRIC_SIZE"));
             return DSM_ERR_INVAL;
         }
         if (theirs.static_size != mine.static_size) {

@@ -59,6 +59,18 @@ void dsm_rt_wait_ge(const uint64_t *word, uint64_t value)
         dsm_rt_wait(ge_reached, &a);
 }
 
+static _Thread_local size_t any_next;
+
+size_t dsm_rt_any_start(size_t n)
+{
+    return any_next < n ? any_next : 0;
+}
+
+void dsm_rt_any_found(size_t i)
+{
+    any_next = i + 1;
+}
+
 void dsm_rt_bad_cmp(const char *routine, int cmp)
 {
     dsm_rt_fatal(routine, "invalid comparison operator %d (use SHMEM_CMP_EQ, "

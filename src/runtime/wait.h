@@ -15,6 +15,15 @@ void dsm_rt_bad_cmp(const char *routine, int cmp) DSM_NORETURN;
  * waiter. */
 void dsm_rt_progress(void);
 
+/* The _any searches (test_any, wait_until_any and their _vector forms)
+ * start where this thread's previous one stopped: if entry i keeps
+ * satisfying, a series of calls must eventually return it (spec), which
+ * always starting at 0 breaks as soon as a lower entry satisfies too.
+ * dsm_rt_any_start(n): the first index to look at (< n, n > 0);
+ * dsm_rt_any_found(i): the search returned i. Per thread, as SOS does. */
+size_t dsm_rt_any_start(size_t n);
+void dsm_rt_any_found(size_t i);
+
 #define DSM_CMP_OK(cmp) ((unsigned)(cmp) <= SHMEM_CMP_GE)
 
 #define DSM_COMPARE(a, cmp, b)                                                 \

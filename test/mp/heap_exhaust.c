@@ -2,13 +2,15 @@
  * Out of symmetric heap: with SHMEM_SYMMETRIC_SIZE=1M (set here unless the
  * caller set it), shmem_malloc(2M) returns NULL on every PE and the job goes
  * on: smaller allocations still work, and the program ends with status 0.
+ * Every PE fails the same way, so each prints its own first-failure line.
  * heap_debug.sh runs it with SHMEM_DEBUG=1 and checks the message.
  */
 #include "mp.h"
 
 int main(void)
 {
-    setenv("SHMEM_SYMMETRIC_SIZE", "1M", 0);
+    if (!getenv("SMA_SYMMETRIC_SIZE")) /* heap_debug.sh sets that one */
+        setenv("SHMEM_SYMMETRIC_SIZE", "1M", 0);
     mp_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
     int right = (me + 1) % npes, left = (me + npes - 1) % npes;
