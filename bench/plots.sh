@@ -1,0 +1,255 @@
+#!/bin/bash
+# make bench-plots: PNG plots (gnuplot; Debian package gnuplot-nox) of the
+# CSV files that `make bench` leaves in bench/results, one plot per table
+# of docs/PERFORMANCE.md, dmashmem against the peer measured in the same
+# run:
+#
+#   p2p.png          shmem_bench, 2 PEs on one node: latency (put, get,
+#                    pingpong) and put_nbi bandwidth against message size;
+#                    dmashmem.csv against oshmem.csv (Open MPI's OSHMEM)
+#   coll-N.png       coll_bench, N PEs (coll-auto-N.csv, coll-oshmem-N.csv):
+#                    time per call of each collective against its size
+#   network.png      shmem_bench with SHMEM_FORCE_NETWORK=1 for each
+#                    libfabric provider (net-p2p-*.csv); against SOS where a
+#                    sos-p2p.csv is present, else the on-node dmashmem run
+#   network-coll-N.png  coll_bench over the network (net-coll-*-N.csv)
+#
+# A plot whose input is missing is skipped with a note. Sizes span
+# decades: both axes are logarithmic.
+#
+#   bench/plots.sh [RESULTS_DIR [PLOTS_DIR]]
+#
+# RESULTS_DIR defaults to $BENCH_OUT, else bench/results under
+# $top_builddir; PLOTS_DIR to $PLOTS_OUT, else RESULTS_DIR/plots.
+set -u
+top_builddir=${top_builddir:-.}
+in=${1:-${BENCH_OUT:-$top_builddir/bench/results}}
+out=${2:-${PLOTS_OUT:-$in/plots}}
+
+command -v gnuplot >/dev/null ||
+    { echo "plots: gnuplot not found (Debian/Ubuntu: apt-get install gnuplot-nox)" >&2; exit 1; }
+[ -d "$in" ] || { echo "plots: no results in $in (run make bench first)" >&2; exit 1; }
+mkdir -p "$out" || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsm-plots.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+made=0
+
+# The machine the numbers come from, for the titles.
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+machine="$(nproc 2>/dev/null) cores${cpu:+, $cpu}"
+stamp() { # the CSV's date
+    date -u -r "$1" '+%Y-%m-%d' 2>/dev/null
+}
+
+# Series extraction: "size value" lines, sorted by size.
+# sb FILE TEST: shmem_bench CSV (library,label,test,size,iters,reps,value,
+# median,unit), the best repetition (value).
+sb() {
+    awk -F, -v t="$2" 'NR > 1 && $3 == t { print $4, $7 }' "$1" | sort -n
+}
+# cb FILE OP: coll_bench CSV (label,npes,op,bytes,us).
+cb() {
+    awk -F, -v t="$2" 'NR > 1 && $3 == t && $4 > 0 { print $4, $5 }' "$1" | sort -n
+}
+# The library name a shmem_bench CSV recorded (shmem_info_get_name).
+lib_of() {
+    awk -F, 'NR == 2 { print $1; exit }' "$1"
+}
+
+# Common settings: log-log, sizes in bytes with binary prefixes.
+gp_head() { # PNG WIDTH HEIGHT
+    cat <<EOF
+set terminal pngcairo size $2,$3 font "DejaVu Sans,10" linewidth 1.5 noenhanced
+set output "$1"
+set logscale x 2
+set logscale y 10
+set autoscale xfix
+set offsets graph 0.02, graph 0.02, 0, 0
+set xtics ("1 B" 1, "8 B" 8, "64 B" 64, "512 B" 512, "4 KiB" 4096, \\
+    "32 KiB" 32768, "256 KiB" 262144, "2 MiB" 2097152, "16 MiB" 16777216, \\
+    "128 MiB" 134217728, "1 GiB" 1073741824)
+set format y "%g"
+set grid xtics ytics mxtics mytics lc rgb "#dddddd"
+set key top left box opaque samplen 3 font ",9"
+set xlabel "message size (bytes per PE)"
+set style line 1 lc rgb "#1f77b4" pt 7 ps 0.7
+set style line 2 lc rgb "#d62728" pt 5 ps 0.7
+set style line 3 lc rgb "#2ca02c" pt 9 ps 0.8
+set style line 4 lc rgb "#9467bd" pt 11 ps 0.8
+set style line 5 lc rgb "#ff7f0e" pt 13 ps 0.8
+EOF
+}
+
+# plot_clause FILE TITLE LINESTYLE DASHTYPE: one curve, or nothing when the
+# series is empty (gnuplot stops on an empty file).
+clause() {
+    [ -s "$1" ] || return 0
+    printf '"%s" using 1:2 with linespoints ls %s dt %s title "%s", ' "$1" "$3" "$4" "$5"
+}
+plot_line() { # the clauses, without the trailing comma
+    local c
+    c=$(cat)
+    [ -n "$c" ] || { echo 'set label 1 "no data" at graph 0.4, graph 0.5'; echo 'plot 1/0 notitle'; return; }
+    echo "plot ${c%, }"
+}
+
+# ------------------------------------------------------------------ p2p
+p2p() {
+    local d=$in/dmashmem.csv o=$in/oshmem.csv dl ol peer
+    [ -s "$d" ] || { echo "plots: $d missing, p2p.png skipped"; return; }
+    dl="$(lib_of "$d") (cpu engines, shared memory)"
+    peer="no peer measured"
+    if [ -s "$o" ]; then
+        ol="OSHMEM ($(lib_of "$o"), spml ucx)"
+        peer="vs $ol"
+    fi
+    for t in put get pingpong bw; do
+        sb "$d" $t >"$tmp/d-$t"
+        [ -s "$o" ] && sb "$o" $t >"$tmp/o-$t"
+    done
+    {
+        gp_head "$out/p2p.png" 1400 560
+        echo "set multiplot layout 1,2 title \"Point to point, 2 PEs on one node: dmashmem $peer ($machine; $(stamp "$d"); make bench)\" font \",11\""
+        echo 'set title "latency (best of the repetitions)"'
+        echo 'set ylabel "time per operation (us)"'
+        {
+            i=1
+            for t in put get pingpong; do
+                clause "$tmp/d-$t" "" $i 1 "$dl: $t"
+                [ -s "$o" ] && clause "$tmp/o-$t" "" $i 2 "$ol: $t"
+                i=$((i + 1))
+            done
+        } | plot_line
+        echo 'set title "put_nbi bandwidth (windows of puts, one quiet)"'
+        echo 'set ylabel "bandwidth (GB/s)"'
+        echo 'set key bottom right'
+        {
+            clause "$tmp/d-bw" "" 1 1 "$dl"
+            [ -s "$o" ] && clause "$tmp/o-bw" "" 2 2 "$ol"
+        } | plot_line
+        echo 'unset multiplot'
+    } >"$tmp/p2p.gp"
+    gnuplot "$tmp/p2p.gp" && made=$((made + 1)) && echo "plots: $out/p2p.png"
+}
+
+# ------------------------------------------------------------------ collectives
+# coll_plot PNG TITLE "FILE|LEGEND|DASH ..." : a panel per collective (the
+# same curves in each, one legend in the last panel; "~" in LEGEND is a
+# space).
+coll_plot() {
+    local png=$1 title=$2 specs=$3 ops="fcollect collect alltoall broadcast sum_to_all fcollect_persist alltoall_persist"
+    local spec f lg dt k=0 i
+    {
+        gp_head "$png" 1500 820
+        echo "set multiplot layout 2,4 title \"$title\" font \",11\""
+        echo 'set ylabel "time per call (us)"'
+        echo 'set xlabel "bytes per PE"'
+        echo 'set xtics ("8 B" 8, "512 B" 512, "32 KiB" 32768, "2 MiB" 2097152, "128 MiB" 134217728)'
+        echo 'unset key'
+        for op in $ops; do
+            echo "set title \"$op\""
+            {
+                i=1
+                for spec in $specs; do
+                    IFS='|' read -r f lg dt <<<"$spec"
+                    k=$((k + 1))
+                    cb "$f" "$op" >"$tmp/c-$k"
+                    clause "$tmp/c-$k" "" $i "$dt" ""
+                    i=$((i + 1))
+                done
+            } | plot_line
+            echo 'unset label 1'
+        done
+        # The legend: the same styles, drawn outside an empty frame.
+        echo 'set title ""; unset border; unset tics; unset xlabel; unset ylabel; unset grid'
+        echo 'unset logscale; set xrange [0:1]; set yrange [0:1]'
+        echo 'set key center center box font ",10" spacing 1.5'
+        i=1
+        {
+            for spec in $specs; do
+                IFS='|' read -r f lg dt <<<"$spec"
+                printf '2 with linespoints ls %s dt %s title "%s", ' "$i" "$dt" "${lg//\~/ }"
+                i=$((i + 1))
+            done
+        } | plot_line
+        echo 'unset multiplot'
+    } >"$tmp/coll.gp"
+    gnuplot "$tmp/coll.gp" && made=$((made + 1)) && echo "plots: $png"
+}
+
+coll() {
+    local n f specs
+    for f in "$in"/coll-auto-*.csv; do
+        [ -s "$f" ] || continue
+        n=${f##*-}; n=${n%.csv}
+        specs="$f|dmashmem~(auto:~cpu~engines~or~direct~copies)|1"
+        [ -s "$in/coll-oshmem-$n.csv" ] &&
+            specs="$specs $in/coll-oshmem-$n.csv|OSHMEM~(Open~MPI,~spml~ucx)|2"
+        coll_plot "$out/coll-$n.png" \
+            "Collectives, $n PEs on one node: dmashmem vs OSHMEM ($machine; $(stamp "$f"); make bench-coll)" "$specs"
+    done
+}
+
+# ------------------------------------------------------------------ network
+network() {
+    local f tag specs="" i=1 ref=$in/dmashmem.csv peer
+    ls "$in"/net-p2p-*.csv >/dev/null 2>&1 || { echo "plots: no net-p2p-*.csv, network.png skipped"; return; }
+    if [ -s "$in/sos-p2p.csv" ]; then
+        ref=$in/sos-p2p.csv; peer="SOS"
+    else
+        peer="on-node dmashmem (SOS not measured)"
+    fi
+    {
+        gp_head "$out/network.png" 1400 560
+        echo "set multiplot layout 1,2 title \"Network path on one node (SHMEM_FORCE_NETWORK=1, 2 PEs): dmashmem over libfabric vs $peer ($machine; $(stamp "$(ls "$in"/net-p2p-*.csv | head -1)"); make bench-network)\" font \",11\""
+        echo 'set title "latency: put (solid), pingpong (dashed)"'
+        echo 'set ylabel "time per operation (us)"'
+        {
+            for f in "$in"/net-p2p-*.csv; do
+                tag=${f##*/net-p2p-}; tag=${tag%.csv}; tag=${tag//+/;}
+                sb "$f" put >"$tmp/n-$i-put"; sb "$f" pingpong >"$tmp/n-$i-pp"
+                clause "$tmp/n-$i-put" "" $i 1 "dmashmem network ($tag): put"
+                clause "$tmp/n-$i-pp" "" $i 2 "dmashmem network ($tag): pingpong"
+                i=$((i + 1))
+            done
+            if [ -s "$ref" ]; then
+                sb "$ref" put >"$tmp/r-put"; sb "$ref" pingpong >"$tmp/r-pp"
+                clause "$tmp/r-put" "" 5 1 "$peer: put"
+                clause "$tmp/r-pp" "" 5 2 "$peer: pingpong"
+            fi
+        } | plot_line
+        echo 'set title "put_nbi bandwidth"'
+        echo 'set ylabel "bandwidth (GB/s)"'
+        echo 'set key bottom right'
+        i=1
+        {
+            for f in "$in"/net-p2p-*.csv; do
+                tag=${f##*/net-p2p-}; tag=${tag%.csv}; tag=${tag//+/;}
+                sb "$f" bw >"$tmp/n-$i-bw"
+                clause "$tmp/n-$i-bw" "" $i 1 "dmashmem network ($tag)"
+                i=$((i + 1))
+            done
+            [ -s "$ref" ] && { sb "$ref" bw >"$tmp/r-bw"; clause "$tmp/r-bw" "" 5 2 "$peer"; }
+        } | plot_line
+        echo 'unset multiplot'
+    } >"$tmp/net.gp"
+    gnuplot "$tmp/net.gp" && made=$((made + 1)) && echo "plots: $out/network.png"
+
+    local n g
+    for n in $(ls "$in"/net-coll-*.csv 2>/dev/null | sed 's/.*-\([0-9]*\)\.csv$/\1/' | sort -u); do
+        specs=""
+        for g in "$in"/net-coll-*-"$n".csv; do
+            tag=${g##*/net-coll-}; tag=${tag%-"$n".csv}; tag=${tag//+/;}
+            specs="$specs $g|dmashmem~network~(${tag})|1"
+        done
+        [ -s "$in/coll-auto-$n.csv" ] && specs="$specs $in/coll-auto-$n.csv|dmashmem~on-node~(auto)|2"
+        coll_plot "$out/network-coll-$n.png" \
+            "Collectives over the network path (SHMEM_FORCE_NETWORK=1), $n PEs, vs on-node dmashmem ($machine; make bench-network)" "${specs# }"
+    done
+}
+
+p2p
+coll
+network
+[ "$made" -gt 0 ] || { echo "plots: nothing to plot in $in" >&2; exit 1; }
+echo "plots: $made PNG file(s) in $out"
