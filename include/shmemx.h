@@ -25,6 +25,11 @@ typedef struct dsm_coll_req *shmemx_req_t;
 /* shmemx_barrier_on_stream, shmemx_fcollectmem_on_stream and
  * shmemx_alltoallmem_on_stream (shmemx_fcollectmem_on_stream(3)). */
 #define SHMEMX_HAVE_CUDA_STREAM_COLL 1
+/* The device API: kernels call shmemx_dev_* routines (putmem, getmem,
+ * *_nbi, putmem_signal_nbi, signal_wait_until, signal_fetch, quiet, fence,
+ * <T>_p/_g, <T>_atomic_*, barrier_all) declared header-only in
+ * <shmemx_cuda.h>, with the handle from shmemx_dev_get (shmemx_dev(3)). */
+#define SHMEMX_HAVE_DEVICE_API 1
 
 #define SHMEM_FN(name) shmemx_##name
 #include <shmem/apix.h>

@@ -302,3 +302,26 @@ ALIAS shmemx_alltoallmem_init shmemx_req ;
 ALIAS shmemx_req_start shmemx_req ;
 ALIAS shmemx_req_wait shmemx_req ;
 ALIAS shmemx_req_free shmemx_req ;
+
+/* ---- the device API (include/shmemx_cuda.h): one page, shmemx_dev(3) ---- */
+#include <shmemx_cuda.h>
+ALIAS shmemx_dev_get shmemx_dev ;
+ALIAS shmemx_dev_putmem shmemx_dev ;
+ALIAS shmemx_dev_putmem_nbi shmemx_dev ;
+ALIAS shmemx_dev_getmem shmemx_dev ;
+ALIAS shmemx_dev_getmem_nbi shmemx_dev ;
+ALIAS shmemx_dev_putmem_signal_nbi shmemx_dev ;
+ALIAS shmemx_dev_signal_wait_until shmemx_dev ;
+ALIAS shmemx_dev_signal_fetch shmemx_dev ;
+ALIAS shmemx_dev_quiet shmemx_dev ;
+ALIAS shmemx_dev_fence shmemx_dev ;
+ALIAS shmemx_dev_barrier_all shmemx_dev ;
+#define DEV_PG(T, N)                                                           \
+    ALIAS shmemx_dev_##N##_p shmemx_dev ;                                      \
+    ALIAS shmemx_dev_##N##_g shmemx_dev ;
+SHMEMX_DEV_TYPES_RMA(DEV_PG)
+#define DEV_AMO(T, N, A)                                                       \
+    ALIAS shmemx_dev_##N##_atomic_fetch_add shmemx_dev ;                       \
+    ALIAS shmemx_dev_##N##_atomic_add shmemx_dev ;                             \
+    ALIAS shmemx_dev_##N##_atomic_compare_swap shmemx_dev ;
+SHMEMX_DEV_TYPES_AMO(DEV_AMO)

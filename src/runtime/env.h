@@ -62,6 +62,16 @@
     X(SHMEM_CUDA_COUNT_LAUNCHES, BOOL, cuda_count_launches, "0",               \
       "cuda backend: count the library's kernel and host-function launches " \
       "and print them per PE at finalize")                                    \
+    X(SHMEM_DEV_FIFO_SLOTS, INT, dev_fifo_slots, "4096",                       \
+      "device API: request FIFO slots per PE (power of two, 2 .. 2^20; 32 "  \
+      "bytes each, pinned host memory)")                                      \
+    X(SHMEM_DEV_STORE_MAX, SIZE, dev_store_max, "auto",                        \
+      "device API: putmem/getmem up to this many bytes are loads and stores " \
+      "by the calling GPU thread, larger ones go to the copy engines; auto " \
+      "= the measured default (docs/PERFORMANCE.md)")                        \
+    X(SHMEM_DEV_PROXY_SPIN_US, INT, dev_proxy_spin_us, "200",                  \
+      "device API: the proxy thread polls the FIFO without sleeping this "   \
+      "long after the last request, then sleeps in steps growing to 100 us") \
     X(SHMEM_BIND_TO, STR, bind_to, "auto",                                     \
       "bind each PE to its share of the node at init: core, numa, none, or "  \
       "auto (core when the node's PEs fit its cores, else none); the "       \

@@ -218,6 +218,31 @@ typedef struct dsm_sdma_gpu_settings {
                          * launches (SHMEM_CUDA_COUNT_LAUNCHES) */
 } dsm_sdma_gpu_settings_t;
 
+/* ---- Device-initiated requests (the device API, issue #12) ----
+ * GPU threads write requests into a FIFO of slots in pinned host memory;
+ * a proxy thread turns what is pending into one batch of commands on a
+ * queue of its own (COPY, SIGNAL), followed by SIGNAL(complete := number
+ * of slots done), so the kernel sees completion in a device word written
+ * by the engine's stream. Slot layout (the public header shmemx_cuda.h
+ * has the same one): dst, src, len, then ctl = lap << 32 | op, stored
+ * last; lap = slot's ticket / slots + 1, so a slot is fresh when its lap
+ * is the one expected and no tail pointer is shared. */
+typedef struct dsm_sdma_devreq {
+    uint64_t dst, src, len, ctl;
+} dsm_sdma_devreq_t;
+#define DSM_SDMA_DEVREQ_COPY 1u
+#define DSM_SDMA_DEVREQ_SIGNAL 2u
+typedef struct dsm_sdma_devfifo_config {
+    uint64_t slots;     /* power of two */
+    long spin_us;       /* the proxy polls without sleeping this long after
+                         * the last request, then sleeps in growing steps */
+    uint64_t *complete; /* device word: slots done (written by the stream) */
+} dsm_sdma_devfifo_config_t;
+typedef struct dsm_sdma_devfifo {
+    uint64_t fifo;     /* GPU address of the slots */
+    uint64_t consumed; /* GPU address of the count of slots taken */
+} dsm_sdma_devfifo_t;
+
 typedef struct dsm_sdma_gpu_ops {
     const char *name;
     int (*active)(void); /* the GPU side opened (device and driver found) */
@@ -248,6 +273,13 @@ typedef struct dsm_sdma_gpu_ops {
                                        void *stream);
     /* SHMEM_CUDA_COUNT_LAUNCHES: 1 and the counts when counting. */
     int (*launch_counts)(uint64_t *kernels, uint64_t *host_fns);
+    /* The GPU's address of p (device memory: p; registered host memory:
+     * its mapping); 0 when the GPU cannot reach p. */
+    uint64_t (*gpu_view)(const void *p);
+    /* The device API's request FIFO and its proxy thread (above); both go
+     * when the sdma layer closes. */
+    dsm_status_t (*devfifo_open)(const dsm_sdma_devfifo_config_t *c,
+                                 dsm_sdma_devfifo_t *out);
 } dsm_sdma_gpu_ops_t;
 
 /* Before dsm_sdma_open: the settings of every GPU backend built in. */

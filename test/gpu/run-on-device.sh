@@ -3,6 +3,7 @@
 # count check and the benchmark (with the NCCL comparison), in one call.
 #
 #   test/gpu/run-on-device.sh [OUTDIR]        (from the repository root)
+#   test/gpu/run-on-device.sh devapi [OUTDIR] (the device API only)
 #
 # Needs the generated autotools files (configure, Makefile.in, aclocal.m4,
 # config/) next to the sources, as a release tarball has them: run
@@ -27,6 +28,12 @@
 # benchmark tables are printed last. NVLink multicast stays off
 # (NCCL_NVLS_ENABLE=0).
 set -u
+# `run-on-device.sh devapi [OUTDIR]`: the device API's tests and benchmark
+# only (issue #12; test/gpu/run-devapi.sh).
+if [ "${1:-}" = devapi ]; then
+    shift
+    exec bash "$(dirname "$0")/run-devapi.sh" "$@"
+fi
 OUTDIR=${1:-${OUT:-$PWD/gpu-results}}
 mkdir -p "$OUTDIR"
 export OUT=$OUTDIR

@@ -694,6 +694,7 @@ static dsm_status_t cuda_open(dsm_sdma_t *s)
 
 static void cuda_close(dsm_sdma_t *s)
 {
+    dsm_cuda_devfifo_close(s->cfg.stats); /* its queue is freed after us */
     agent_stop();
     pthread_mutex_lock(&kern.lock);
     if (kern.mod) {

@@ -10,6 +10,7 @@
  *   vmm.c       the device heap: cuMemCreate, POSIX fd export/import,
  *               cuMemMap into this process
  *   onstream.c  the shmemx_*_on_stream support (work on a caller's stream)
+ *   devapi.c    the device API's request FIFO and its proxy thread
  * Process-wide: one GPU per process, one dsm_sdma_t using it.
  */
 #ifndef DSM_SDMA_CUDA_CUDA_INT_H
@@ -77,6 +78,10 @@ void dsm_cuda_undefer_locked(dsm_sdma_queue_t *q);
 /* Address of q's completion word as the GPU sees it, and its value. */
 CUdeviceptr dsm_cuda_done_dev(dsm_sdma_queue_t *q);
 uint64_t dsm_cuda_done(dsm_sdma_queue_t *q);
+
+/* devapi.c: stop the device API's proxy thread and free its FIFO (first
+ * thing in close; stats: print its counters). */
+void dsm_cuda_devfifo_close(int stats);
 
 /* A side stream forked from a stream for big local copies (an AllGather's
  * own block), so that they overlap the copies to and from peers. */

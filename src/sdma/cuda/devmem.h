@@ -74,6 +74,12 @@ dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
  * Returns 0 when counting is off. */
 int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns);
 
+/* The device API (devapi.c; sdma.h, "Device-initiated requests"): the
+ * GPU's address of p, and the request FIFO with its proxy thread. */
+uint64_t dsm_cuda_gpu_view(const void *p);
+dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
+                                   dsm_sdma_devfifo_t *out);
+
 /* This backend's GPU memory table (gpu_ops.c), reached by the runtime
  * through dsm_sdma_gpu() only. */
 extern const dsm_sdma_gpu_ops_t dsm_cuda_gpu_ops;

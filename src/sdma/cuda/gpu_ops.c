@@ -23,4 +23,6 @@ const dsm_sdma_gpu_ops_t dsm_cuda_gpu_ops = {
     .copies_on_stream = dsm_cuda_copies_on_stream,
     .exchange_on_stream = dsm_cuda_exchange_on_stream,
     .launch_counts = dsm_cuda_launch_counts,
+    .gpu_view = dsm_cuda_gpu_view,
+    .devfifo_open = dsm_cuda_devfifo_open,
 };

@@ -1,0 +1,335 @@
+/*
+ * The device API's benchmark (issue #12): what a kernel pays to move data
+ * through the proxy and the copy engines, next to what the engines
+ * themselves and SM copies achieve, in one run. Built by nvcc without
+ * -rdc (test/gpu/run-on-device.sh); PE 0 prints the rows as CSV
+ * (label,npes,test,variant,bytes,value,unit), also to
+ * $OUT/gpu_devbench-LABEL.csv. Exits 77 where no GPU is found.
+ *
+ * On one GPU the copy engines are reached by device <-> host copies, so
+ * the bandwidth rows copy a device-heap buffer into the host heap of the
+ * target (this PE with 1 PE). Rows:
+ *   lat     put 8 B + quiet through the engines (store threshold 0), put
+ *           8 B + quiet on the store path, p 8 B + quiet (a store and a
+ *           system fence); the same after the proxy went idle (10 ms
+ *           without requests: its wake-up cost); median us, kernel clock
+ *   bw      one thread's putmem (engines), cudaMemcpyAsync, and a
+ *           store-copy kernel (int4 grid-stride, 1024 threads per CTA)
+ *           with 1 CTA and with every SM, 64 KiB .. 1 GiB; GB/s (median)
+ *   overlap a compute kernel (FMA on every SM) alone, while 1 GiB moves by
+ *           the device API, while the store-copy kernel moves it; slowdown
+ *           in percent
+ *
+ *   gpu_devbench [--label L] [--max BYTES]
+ */
+#include <cuda_runtime.h>
+#include <shmem.h>
+#include <shmemx.h>
+#include <shmemx_cuda.h>
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <vector>
+
+#define CK(call)                                                               \
+    do {                                                                       \
+        cudaError_t e_ = (call);                                               \
+        if (e_ != cudaSuccess) {                                               \
+            fprintf(stderr, "gpu_devbench: %s:%d: %s: %s\n", __FILE__,         \
+                    __LINE__, #call, cudaGetErrorString(e_));                  \
+            _exit(1);                                                          \
+        }                                                                      \
+    } while (0)
+
+static int me, npes;
+static const char *label = "default";
+static FILE *csv;
+
+static void row(const char *test, const char *variant, size_t bytes,
+                double value, const char *unit)
+{
+    if (me)
+        return;
+    printf("%s,%d,%s,%s,%zu,%.3f,%s\n", label, npes, test, variant, bytes,
+           value, unit);
+    if (csv)
+        fprintf(csv, "%s,%d,%s,%s,%zu,%.3f,%s\n", label, npes, test, variant,
+                bytes, value, unit);
+    fflush(stdout);
+}
+
+__device__ static inline unsigned long long gclock(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/* ------------------------------------------------------------ latency */
+
+enum { L_PUT, L_P };
+
+/* iters round trips; each one's time (ns) into t[i]. */
+__global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
+                      int pe, int iters, unsigned long long *t)
+{
+    for (int i = 0; i < iters; i++) {
+        unsigned long long t0 = gclock();
+        if (kind == L_PUT)
+            shmemx_dev_putmem_nbi(d, dst, src, 8, pe);
+        else
+            shmemx_dev_uint64_p(d, (uint64_t *)dst, (uint64_t)i, pe);
+        shmemx_dev_quiet(d);
+        t[i] = gclock() - t0;
+    }
+}
+
+static double lat(shmemx_dev_t d, int kind, char *dst, const char *src,
+                  int pe, int iters, unsigned long long *t)
+{
+    std::vector<unsigned long long> h(iters);
+    std::vector<double> v;
+    k_lat<<<1, 1>>>(d, kind, dst, src, pe, iters, t);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
+    for (int i = iters / 10; i < iters; i++) /* first tenth: warm-up */
+        v.push_back(h[i] / 1e3);
+    return median(v);
+}
+
+static void phase_lat(shmemx_dev_t d, char *dsrc, char *hdst, char *ddst)
+{
+    const int iters = 2000, pe = (me + 1) % npes;
+    unsigned long long *t;
+    shmemx_dev_t de = d;
+    de.store_max = 0; /* every put through the proxy and the engines */
+    CK(cudaMalloc(&t, iters * sizeof(*t)));
+    double a = lat(de, L_PUT, hdst, dsrc, pe, iters, t);
+    double b = lat(d, L_PUT, hdst, dsrc, pe, iters, t);
+    double c = lat(d, L_P, hdst, dsrc, pe, iters, t);
+    double e = lat(de, L_PUT, ddst, dsrc, pe, iters, t);
+    row("dev_put_quiet", "engines,dev->host", 8, a, "us");
+    row("dev_put_quiet", "stores,dev->host", 8, b, "us");
+    row("dev_p_quiet", "stores,host word", 8, c, "us");
+    row("dev_put_quiet", "engines,dev->dev", 8, e, "us");
+    /* After 10 ms without requests the proxy sleeps: its wake-up. */
+    std::vector<double> w;
+    for (int i = 0; i < 15; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        w.push_back(lat(de, L_PUT, hdst, dsrc, pe, 1, t) * 1.0);
+        /* lat() dropped nothing for one iteration: iters / 10 = 0 */
+    }
+    row("dev_put_quiet", "engines,after 10 ms idle", 8, median(w), "us");
+    CK(cudaFree(t));
+}
+
+/* ------------------------------------------------------------ bandwidth */
+
+__global__ void k_put_timed(shmemx_dev_t d, char *dst, const char *src,
+                            size_t n, int pe, unsigned long long *t)
+{
+    unsigned long long t0 = gclock();
+    shmemx_dev_putmem(d, dst, src, n, pe);
+    *t = gclock() - t0;
+}
+
+__global__ void k_copy(int4 *dst, const int4 *src, size_t n16)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    size_t step = (size_t)gridDim.x * blockDim.x;
+    for (; i < n16; i += step)
+        dst[i] = src[i];
+}
+
+static double ev_time(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    return ms * 1e-3;
+}
+
+static void phase_bw(shmemx_dev_t d, char *dsrc, char *hdst, size_t max,
+                     int sms)
+{
+    const int pe = me; /* engines reached by device -> host copies */
+    unsigned long long *t, ht;
+    cudaEvent_t e0, e1;
+    cudaStream_t st;
+    char *hloc = hdst;
+    CK(cudaMalloc(&t, sizeof(*t)));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    for (size_t n = 64 << 10; n <= max; n *= 4) {
+        int reps = n >= (256u << 20) ? 3 : 7;
+        std::vector<double> dv, ce, s1, sa;
+        for (int r = 0; r < reps; r++) {
+            k_put_timed<<<1, 1>>>(d, hdst, dsrc, n, pe, t);
+            CK(cudaGetLastError());
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(&ht, t, sizeof(ht), cudaMemcpyDefault));
+            dv.push_back(n / (ht * 1e-9) / 1e9);
+
+            CK(cudaEventRecord(e0, st));
+            CK(cudaMemcpyAsync(hloc, dsrc, n, cudaMemcpyDefault, st));
+            CK(cudaEventRecord(e1, st));
+            CK(cudaStreamSynchronize(st));
+            ce.push_back(n / ev_time(e0, e1) / 1e9);
+
+            CK(cudaEventRecord(e0, st));
+            k_copy<<<1, 1024, 0, st>>>((int4 *)hloc, (const int4 *)dsrc,
+                                       n / 16);
+            CK(cudaEventRecord(e1, st));
+            CK(cudaStreamSynchronize(st));
+            s1.push_back(n / ev_time(e0, e1) / 1e9);
+
+            CK(cudaEventRecord(e0, st));
+            k_copy<<<sms, 1024, 0, st>>>((int4 *)hloc, (const int4 *)dsrc,
+                                         n / 16);
+            CK(cudaEventRecord(e1, st));
+            CK(cudaStreamSynchronize(st));
+            sa.push_back(n / ev_time(e0, e1) / 1e9);
+        }
+        row("bw_dev_to_host", "dev_putmem 1 thread", n, median(dv), "GB/s");
+        row("bw_dev_to_host", "cudaMemcpyAsync", n, median(ce), "GB/s");
+        row("bw_dev_to_host", "store copy 1 CTA", n, median(s1), "GB/s");
+        row("bw_dev_to_host", "store copy all SMs", n, median(sa), "GB/s");
+    }
+    CK(cudaStreamDestroy(st));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaFree(t));
+}
+
+/* ------------------------------------------------------------ overlap */
+
+__global__ void k_fma(float *out, int iters)
+{
+    float a = threadIdx.x * 1e-3f, b = 1.0001f, c = 0.9999f;
+    for (int i = 0; i < iters; i++) {
+        a = fmaf(a, b, c);
+        b = fmaf(b, c, a * 1e-7f);
+    }
+    if (a == 12345.f)
+        out[0] = a + b;
+}
+
+static void phase_overlap(shmemx_dev_t d, char *dsrc, char *hdst, size_t n,
+                          int sms)
+{
+    cudaStream_t sc, sm;
+    cudaEvent_t e0, e1;
+    float *out;
+    unsigned long long *t;
+    const int iters = 400000;
+    std::vector<double> alone, with_dev, with_st;
+    CK(cudaMalloc(&out, 4));
+    CK(cudaMalloc(&t, 8));
+    CK(cudaStreamCreateWithFlags(&sc, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&sm, cudaStreamNonBlocking));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = 0; r < 5; r++) {
+        CK(cudaEventRecord(e0, sc));
+        k_fma<<<sms * 4, 256, 0, sc>>>(out, iters);
+        CK(cudaEventRecord(e1, sc));
+        CK(cudaDeviceSynchronize());
+        alone.push_back(ev_time(e0, e1));
+
+        k_put_timed<<<1, 1, 0, sm>>>(d, hdst, dsrc, n, me, t);
+        CK(cudaEventRecord(e0, sc));
+        k_fma<<<sms * 4, 256, 0, sc>>>(out, iters);
+        CK(cudaEventRecord(e1, sc));
+        CK(cudaDeviceSynchronize());
+        with_dev.push_back(ev_time(e0, e1));
+
+        k_copy<<<sms, 1024, 0, sm>>>((int4 *)hdst, (const int4 *)dsrc,
+                                     n / 16);
+        CK(cudaEventRecord(e0, sc));
+        k_fma<<<sms * 4, 256, 0, sc>>>(out, iters);
+        CK(cudaEventRecord(e1, sc));
+        CK(cudaDeviceSynchronize());
+        with_st.push_back(ev_time(e0, e1));
+    }
+    double a = median(alone);
+    row("overlap", "compute alone", 0, a * 1e3, "ms");
+    row("overlap", "slowdown, dev_putmem 1 thread", n,
+        (median(with_dev) / a - 1) * 100, "%");
+    row("overlap", "slowdown, store copy all SMs", n,
+        (median(with_st) / a - 1) * 100, "%");
+    CK(cudaStreamDestroy(sc));
+    CK(cudaStreamDestroy(sm));
+    CK(cudaFree(out));
+    CK(cudaFree(t));
+}
+
+int main(int argc, char **argv)
+{
+    size_t max = 1ull << 30;
+    int n = 0, sms = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--label"))
+            label = argv[i + 1];
+        else if (!strcmp(argv[i], "--max"))
+            max = strtoull(argv[i + 1], NULL, 0);
+    }
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+        printf("SKIP: gpu_devbench: no CUDA driver or GPU\n");
+        return 77;
+    }
+    shmem_init();
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    if (me == 0 && getenv("OUT")) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/gpu_devbench-%s.csv", getenv("OUT"),
+                 label);
+        csv = fopen(path, "w");
+        if (csv)
+            fprintf(csv, "label,npes,test,variant,bytes,value,unit\n");
+    }
+    if (me == 0)
+        printf("label,npes,test,variant,bytes,value,unit\n");
+    int dev = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    shmemx_dev_t d;
+    shmemx_dev_get(&d);
+    char *dsrc = (char *)shmemx_malloc_device(max);
+    char *ddst = (char *)shmemx_malloc_device(64);
+    char *hdst = (char *)shmem_malloc(max);
+    if (!dsrc || !hdst || !ddst) {
+        fprintf(stderr, "gpu_devbench: cannot allocate %zu bytes (set "
+                        "SHMEM_DEVICE_HEAP_SIZE and SHMEM_SYMMETRIC_SIZE)\n",
+                max);
+        return 1;
+    }
+    CK(cudaMemset(dsrc, 1, max));
+    memset(hdst, 0, max);
+    shmem_barrier_all();
+    phase_lat(d, dsrc, hdst, ddst);
+    shmem_barrier_all();
+    /* Bandwidth and overlap on PE 0 only: the others would share the
+     * engines and the PCIe link. */
+    if (me == 0) {
+        phase_bw(d, dsrc, hdst, max, sms);
+        phase_overlap(d, dsrc, hdst, max, sms);
+    }
+    shmem_barrier_all();
+    if (csv)
+        fclose(csv);
+    shmem_finalize();
+    return 0;
+}

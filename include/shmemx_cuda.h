@@ -1,0 +1,476 @@
+/*
+ * dmashmem device API for CUDA kernels (issue #12): GPU threads put, get,
+ * signal, wait and synchronise on symmetric memory; payloads above a small
+ * threshold move on the copy engines, driven by a host proxy.
+ *
+ * Header only: every device routine is a static inline __device__ function
+ * in this file, so any .cu file compiled by nvcc can call them without
+ * relocatable device code (-rdc), device libraries or link-time steps. The
+ * runtime's state reaches the kernel as one plain struct, shmemx_dev_t,
+ * which the host fills with shmemx_dev_get() and passes to the kernel by
+ * value (a kernel argument): the request FIFO, the counters, the table of
+ * every PE's segment bases. Man page: shmemx_dev(3).
+ *
+ * How data moves:
+ *  - engine path: a request (32 bytes) goes into a FIFO in pinned host
+ *    memory. A thread reserves a slot with one atomicAdd on the issue
+ *    counter (device memory), fills it and publishes it by storing the
+ *    slot's control word last, after a system-scope fence; the control
+ *    word carries the lap (ticket / slots + 1), so the proxy needs no tail
+ *    pointer. When the FIFO is full the thread waits (never overwrites)
+ *    until the proxy has taken enough slots. The proxy turns everything
+ *    pending into one batch of copy-engine commands on one stream and, on
+ *    the same stream after the copies, writes the number of slots done
+ *    into the complete counter (device memory) that the kernel polls.
+ *  - store path: p/g, AMOs, and putmem/getmem of at most store_max bytes
+ *    (SHMEM_DEV_STORE_MAX) are loads, stores and system-scope atomics on the
+ *    peer's mapping.
+ * Order: engine requests are executed in issue order on one stream, so a
+ * signal queued after data (putmem_signal_nbi) never overtakes it. Store
+ * path operations are not ordered with engine requests still in flight:
+ * shmemx_dev_fence therefore waits for them (it is shmemx_dev_quiet).
+ */
+#ifndef SHMEMX_CUDA_H
+#define SHMEMX_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- what the host and the kernel share (plain C) ---- */
+
+/* A FIFO slot. ctl is written last: lap (ticket / slots + 1) in the high
+ * 32 bits, the operation in the low 8. */
+typedef struct shmemx_dev_slot {
+    uint64_t dst, src, len, ctl;
+} shmemx_dev_slot_t;
+#define SHMEMX_DEV_OP_COPY 1u   /* len bytes src -> dst on the engines */
+#define SHMEMX_DEV_OP_SIGNAL 2u /* *(uint64_t *)dst = src, after the above */
+
+/* Segments a symmetric address may be in: host heap, static data, device
+ * heap. */
+#define SHMEMX_DEV_SEGS 3
+
+/* Index (in 64-bit words) of the counters in a PE's word block (device
+ * heap, symmetric); each on its own 128-byte line. */
+#define SHMEMX_DEV_W_ISSUE 0     /* tickets handed out */
+#define SHMEMX_DEV_W_COMPLETE 16 /* tickets done (written by the engines) */
+#define SHMEMX_DEV_W_CONSUMED 32 /* cached copy of *consumed */
+#define SHMEMX_DEV_W_EPOCH 48    /* barrier_all calls so far */
+#define SHMEMX_DEV_W_ARRIVE 64   /* [npes]: barrier epoch from each PE */
+
+typedef struct shmemx_dev {
+    int me, npes;
+    uint32_t slots;     /* FIFO slots, a power of two */
+    uint32_t store_max; /* putmem/getmem up to this many bytes use stores */
+    shmemx_dev_slot_t *fifo;            /* pinned host memory */
+    const volatile uint64_t *consumed;  /* slots the proxy has taken */
+    unsigned long long *words;          /* this PE's word block */
+    const uint64_t *base;               /* [npes][SEGS], 0: unreachable */
+    uint64_t lo[SHMEMX_DEV_SEGS];       /* this PE's segments */
+    uint64_t size[SHMEMX_DEV_SEGS];
+} shmemx_dev_t;
+
+/* Host: fill *d for kernels of this PE. Collective over all PEs the first
+ * time (it allocates symmetric words in the device heap and starts the
+ * proxy thread); later calls return the same handle, valid until
+ * shmem_finalize. Returns 0. */
+/* The types of the device p/g (the RMA types of shmem_p but long double)
+ * and of the device atomics, X(C type, TYPENAME[, CUDA atomic's type]). */
+#define SHMEMX_DEV_TYPES_RMA(X)                                                \
+    X(float, float)                                                            \
+    X(double, double)                                                          \
+    X(char, char)                                                              \
+    X(signed char, schar)                                                      \
+    X(short, short)                                                            \
+    X(int, int)                                                                \
+    X(long, long)                                                              \
+    X(long long, longlong)                                                     \
+    X(unsigned char, uchar)                                                    \
+    X(unsigned short, ushort)                                                  \
+    X(unsigned int, uint)                                                      \
+    X(unsigned long, ulong)                                                    \
+    X(unsigned long long, ulonglong)                                           \
+    X(int8_t, int8)                                                            \
+    X(int16_t, int16)                                                          \
+    X(int32_t, int32)                                                          \
+    X(int64_t, int64)                                                          \
+    X(uint8_t, uint8)                                                          \
+    X(uint16_t, uint16)                                                        \
+    X(uint32_t, uint32)                                                        \
+    X(uint64_t, uint64)                                                        \
+    X(size_t, size)                                                            \
+    X(ptrdiff_t, ptrdiff)
+#define SHMEMX_DEV_TYPES_AMO(X)                                                \
+    X(int32_t, int32, int)                                                     \
+    X(uint32_t, uint32, unsigned int)                                          \
+    X(int64_t, int64, unsigned long long)                                      \
+    X(uint64_t, uint64, unsigned long long)
+
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+int shmemx_dev_get(shmemx_dev_t *d);
+int pshmemx_dev_get(shmemx_dev_t *d);
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- device routines ---- */
+#ifdef __CUDACC__
+
+#include <stdio.h>
+
+#define SHMEMX_DEV_FN static __device__ __forceinline__
+
+/* Comparisons of signal_wait_until (same values as shmem.h's). */
+#ifndef SHMEM_CMP_EQ
+#define SHMEM_CMP_EQ 0
+#define SHMEM_CMP_NE 1
+#define SHMEM_CMP_GT 2
+#define SHMEM_CMP_LE 3
+#define SHMEM_CMP_LT 4
+#define SHMEM_CMP_GE 5
+#endif
+#ifndef SHMEM_SIGNAL_SET
+#define SHMEM_SIGNAL_SET 0
+#define SHMEM_SIGNAL_ADD 1
+#endif
+
+SHMEMX_DEV_FN uint64_t shmemx_dev__ld_acq(const volatile void *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];"
+                 : "=l"(v)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+
+SHMEMX_DEV_FN void shmemx_dev__st_rel(volatile void *p, uint64_t v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v)
+                 : "memory");
+}
+
+/* A misuse found in a kernel: one line, then the kernel traps (the host
+ * sees the launch fail). */
+#define SHMEMX_DEV__FAIL(d, routine, fmt, ...)                                 \
+    do {                                                                       \
+        printf("dmashmem: %s: PE %d: " fmt, routine, (d).me, __VA_ARGS__);   \
+        __trap();                                                              \
+    } while (0)
+
+/* The GPU address of symmetric address sym on PE pe. */
+SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t &d, const void *sym,
+                                    int pe, const char *routine)
+{
+    uint64_t a = (uint64_t)(uintptr_t)sym;
+    if ((unsigned)pe >= (unsigned)d.npes)
+        SHMEMX_DEV__FAIL(d, routine, "invalid PE %d (npes %d)\n", pe, d.npes);
+#pragma unroll
+    for (int s = 0; s < SHMEMX_DEV_SEGS; s++) {
+        uint64_t off = a - d.lo[s];
+        if (off < d.size[s]) {
+            uint64_t b = __ldg(&d.base[pe * SHMEMX_DEV_SEGS + s]);
+            if (!b)
+                SHMEMX_DEV__FAIL(d, routine,
+                                 "PE %d is on another node: kernels reach "
+                                 "only PEs of this node\n",
+                                 pe);
+            return (char *)(uintptr_t)(b + off);
+        }
+    }
+    SHMEMX_DEV__FAIL(d, routine, "address %p is not symmetric\n", sym);
+    return 0;
+}
+
+/* Reserve n consecutive FIFO slots; waits while the FIFO is full. */
+SHMEMX_DEV_FN unsigned long long shmemx_dev__reserve(const shmemx_dev_t &d,
+                                                     unsigned n)
+{
+    unsigned long long t = atomicAdd(&d.words[SHMEMX_DEV_W_ISSUE], n);
+    unsigned long long end = t + n;
+    if (end > d.slots) {
+        unsigned long long c =
+            *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_CONSUMED];
+        while (c + d.slots < end) {
+            c = shmemx_dev__ld_acq(d.consumed);
+            atomicMax(&d.words[SHMEMX_DEV_W_CONSUMED], c);
+            if (c + d.slots < end)
+                __nanosleep(200);
+        }
+    }
+    return t;
+}
+
+/* Fill slot t and publish it (control word last, after a system fence). */
+SHMEMX_DEV_FN void shmemx_dev__push(const shmemx_dev_t &d,
+                                    unsigned long long t, uint32_t op,
+                                    uint64_t dst, uint64_t src, uint64_t len)
+{
+    volatile shmemx_dev_slot_t *s = &d.fifo[t & (d.slots - 1)];
+    s->dst = dst;
+    s->src = src;
+    s->len = len;
+    __threadfence_system();
+    s->ctl = ((uint64_t)(uint32_t)(t / d.slots + 1) << 32) | op;
+}
+
+/* Wait until every ticket below t is done by the engines. */
+SHMEMX_DEV_FN void shmemx_dev__wait_done(const shmemx_dev_t &d,
+                                         unsigned long long t)
+{
+    while (shmemx_dev__ld_acq(&d.words[SHMEMX_DEV_W_COMPLETE]) < t)
+        __nanosleep(100);
+}
+
+/* Copy n bytes with loads and stores (the store path). */
+SHMEMX_DEV_FN void shmemx_dev__copy(void *dst, const void *src, size_t n)
+{
+    if ((((uintptr_t)dst | (uintptr_t)src | n) & 7) == 0) {
+        volatile uint64_t *d = (volatile uint64_t *)dst;
+        const volatile uint64_t *s = (const volatile uint64_t *)src;
+        for (size_t i = 0; i < n / 8; i++)
+            d[i] = s[i];
+    } else {
+        volatile char *d = (volatile char *)dst;
+        const volatile char *s = (const volatile char *)src;
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    }
+}
+
+/* ---- completion and order ---- */
+
+/* Every operation issued so far by any thread of this PE's kernels is
+ * complete: engine requests done, stores visible system-wide. */
+SHMEMX_DEV_FN void shmemx_dev_quiet(shmemx_dev_t d)
+{
+    __threadfence_system();
+    shmemx_dev__wait_done(
+        d, *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_ISSUE]);
+}
+
+/* Engine requests are ordered among themselves (one in-order stream), but
+ * a later store-path operation could overtake one in flight: fence waits
+ * for the engines, i.e. it costs a quiet when engine requests are
+ * outstanding and a system-scope fence otherwise. */
+SHMEMX_DEV_FN void shmemx_dev_fence(shmemx_dev_t d)
+{
+    shmemx_dev_quiet(d);
+}
+
+/* ---- RMA ---- */
+
+SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
+                                         const void *src, size_t n, int pe)
+{
+    char *r = shmemx_dev__ptr(d, dest, pe, "shmemx_dev_putmem_nbi");
+    if (n <= d.store_max) {
+        shmemx_dev__copy(r, src, n);
+        return;
+    }
+    shmemx_dev__push(d, shmemx_dev__reserve(d, 1), SHMEMX_DEV_OP_COPY,
+                     (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)src, n);
+}
+
+SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
+                                     const void *src, size_t n, int pe)
+{
+    char *r = shmemx_dev__ptr(d, dest, pe, "shmemx_dev_putmem");
+    if (n <= d.store_max) {
+        shmemx_dev__copy(r, src, n);
+        __threadfence_system();
+        return;
+    }
+    unsigned long long t = shmemx_dev__reserve(d, 1);
+    shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
+                     (uint64_t)(uintptr_t)src, n);
+    shmemx_dev__wait_done(d, t + 1);
+}
+
+SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
+                                         const void *src, size_t n, int pe)
+{
+    char *r = shmemx_dev__ptr(d, src, pe, "shmemx_dev_getmem_nbi");
+    if (n <= d.store_max) {
+        shmemx_dev__copy(dest, r, n);
+        return;
+    }
+    shmemx_dev__push(d, shmemx_dev__reserve(d, 1), SHMEMX_DEV_OP_COPY,
+                     (uint64_t)(uintptr_t)dest, (uint64_t)(uintptr_t)r, n);
+}
+
+SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
+                                     const void *src, size_t n, int pe)
+{
+    char *r = shmemx_dev__ptr(d, src, pe, "shmemx_dev_getmem");
+    if (n <= d.store_max) {
+        shmemx_dev__copy(dest, r, n);
+        __threadfence_system();
+        return;
+    }
+    unsigned long long t = shmemx_dev__reserve(d, 1);
+    shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)dest,
+                     (uint64_t)(uintptr_t)r, n);
+    shmemx_dev__wait_done(d, t + 1);
+}
+
+/* ---- signals ---- */
+
+/* Data, then the signal: SET through the engines is a stream write queued
+ * after the copy (no wait here); ADD has no engine command (stream memory
+ * operations cannot add), so the issuing thread waits for its data and
+ * adds with a system-scope atomic. Small data: stores, fence, atomic. */
+SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
+                                                const void *src, size_t n,
+                                                uint64_t *sig_addr,
+                                                uint64_t signal, int sig_op,
+                                                int pe)
+{
+    const char *rn = "shmemx_dev_putmem_signal_nbi";
+    char *r = shmemx_dev__ptr(d, dest, pe, rn);
+    unsigned long long *sig =
+        (unsigned long long *)shmemx_dev__ptr(d, sig_addr, pe, rn);
+    if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
+        SHMEMX_DEV__FAIL(d, rn, "invalid sig_op %d\n", sig_op);
+    if (n <= d.store_max) {
+        shmemx_dev__copy(r, src, n);
+        __threadfence_system();
+    } else if (sig_op == SHMEM_SIGNAL_SET) {
+        unsigned long long t = shmemx_dev__reserve(d, 2);
+        shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
+                         (uint64_t)(uintptr_t)src, n);
+        shmemx_dev__push(d, t + 1, SHMEMX_DEV_OP_SIGNAL,
+                         (uint64_t)(uintptr_t)sig, signal, 8);
+        return;
+    } else {
+        unsigned long long t = shmemx_dev__reserve(d, 1);
+        shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
+                         (uint64_t)(uintptr_t)src, n);
+        shmemx_dev__wait_done(d, t + 1);
+    }
+    if (sig_op == SHMEM_SIGNAL_SET)
+        atomicExch_system(sig, (unsigned long long)signal);
+    else
+        atomicAdd_system(sig, (unsigned long long)signal);
+}
+
+/* Local signal word: its value (acquire, system scope). */
+SHMEMX_DEV_FN uint64_t shmemx_dev_signal_fetch(shmemx_dev_t d,
+                                               const uint64_t *sig_addr)
+{
+    (void)d;
+    return shmemx_dev__ld_acq(sig_addr);
+}
+
+SHMEMX_DEV_FN int shmemx_dev__cmp(uint64_t v, int cmp, uint64_t value)
+{
+    switch (cmp) {
+    case SHMEM_CMP_EQ: return v == value;
+    case SHMEM_CMP_NE: return v != value;
+    case SHMEM_CMP_GT: return v > value;
+    case SHMEM_CMP_LE: return v <= value;
+    case SHMEM_CMP_LT: return v < value;
+    case SHMEM_CMP_GE: return v >= value;
+    }
+    return -1;
+}
+
+/* Wait until the local signal word satisfies cmp value; returns it. */
+SHMEMX_DEV_FN uint64_t shmemx_dev_signal_wait_until(shmemx_dev_t d,
+                                                    uint64_t *sig_addr,
+                                                    int cmp, uint64_t value)
+{
+    uint64_t v = shmemx_dev__ld_acq(sig_addr);
+    int ok = shmemx_dev__cmp(v, cmp, value);
+    if (ok < 0)
+        SHMEMX_DEV__FAIL(d, "shmemx_dev_signal_wait_until",
+                         "invalid comparison %d\n", cmp);
+    while (!ok) {
+        __nanosleep(100);
+        v = shmemx_dev__ld_acq(sig_addr);
+        ok = shmemx_dev__cmp(v, cmp, value);
+    }
+    return v;
+}
+
+/* ---- p / g (stores and loads on the peer's mapping) ---- */
+
+
+#define SHMEMX_DEV_PG(T, N)                                                    \
+    SHMEMX_DEV_FN void shmemx_dev_##N##_p(shmemx_dev_t d, T *dest, T value,    \
+                                          int pe)                              \
+    {                                                                          \
+        *(volatile T *)shmemx_dev__ptr(d, dest, pe, "shmemx_dev_" #N "_p") =   \
+            value;                                                             \
+    }                                                                          \
+    SHMEMX_DEV_FN T shmemx_dev_##N##_g(shmemx_dev_t d, const T *src, int pe)   \
+    {                                                                          \
+        return *(volatile T *)shmemx_dev__ptr(d, src, pe,                      \
+                                              "shmemx_dev_" #N "_g");          \
+    }
+SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
+#undef SHMEMX_DEV_PG
+
+/* ---- atomics: system scope on the peer's mapping ---- */
+
+
+#define SHMEMX_DEV_AMO(T, N, A)                                                \
+    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_fetch_add(shmemx_dev_t d,          \
+                                                      T *dest, T value,        \
+                                                      int pe)                  \
+    {                                                                          \
+        A *p = (A *)shmemx_dev__ptr(d, dest, pe,                               \
+                                    "shmemx_dev_" #N "_atomic_fetch_add");     \
+        return (T)atomicAdd_system(p, (A)value);                               \
+    }                                                                          \
+    SHMEMX_DEV_FN void shmemx_dev_##N##_atomic_add(shmemx_dev_t d, T *dest,    \
+                                                   T value, int pe)            \
+    {                                                                          \
+        A *p = (A *)shmemx_dev__ptr(d, dest, pe,                               \
+                                    "shmemx_dev_" #N "_atomic_add");           \
+        atomicAdd_system(p, (A)value);                                         \
+    }                                                                          \
+    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_compare_swap(                      \
+        shmemx_dev_t d, T *dest, T cond, T value, int pe)                      \
+    {                                                                          \
+        A *p = (A *)shmemx_dev__ptr(d, dest, pe,                               \
+                                    "shmemx_dev_" #N "_atomic_compare_swap");  \
+        return (T)atomicCAS_system(p, (A)cond, (A)value);                      \
+    }
+SHMEMX_DEV_TYPES_AMO(SHMEMX_DEV_AMO)
+#undef SHMEMX_DEV_AMO
+
+/* ---- barrier ---- */
+
+/* All PEs: quiet, then a dissemination barrier of stores into the peers'
+ * arrival words (epoch e from PE j goes to word ARRIVE + j). Called by one
+ * thread per PE (any one; the others of the kernel are not involved). */
+SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
+{
+    shmemx_dev_quiet(d);
+    unsigned long long e = ++*(volatile unsigned long long *)&d
+                                  .words[SHMEMX_DEV_W_EPOCH];
+    for (int k = 1; k < d.npes; k <<= 1) {
+        int to = (d.me + k) % d.npes, from = (d.me - k + d.npes) % d.npes;
+        char *w = shmemx_dev__ptr(d, &d.words[SHMEMX_DEV_W_ARRIVE + d.me], to,
+                                  "shmemx_dev_barrier_all");
+        shmemx_dev__st_rel(w, e);
+        while (shmemx_dev__ld_acq(&d.words[SHMEMX_DEV_W_ARRIVE + from]) < e)
+            __nanosleep(100);
+    }
+}
+
+#undef SHMEMX_DEV__FAIL
+#endif /* __CUDACC__ */
+
+#endif /* SHMEMX_CUDA_H */

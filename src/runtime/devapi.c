@@ -1,0 +1,125 @@
+/*
+ * The device API's runtime part (issue #12): shmemx_dev_get fills the
+ * handle that kernels receive by value (include/shmemx_cuda.h). What it
+ * holds: every PE's segment bases as this GPU addresses them (host heap,
+ * static data, device heap; 0 for PEs on other nodes), this PE's segment
+ * ranges, the symmetric word block in the device heap (issue and complete
+ * counters, barrier words) and the request FIFO with its proxy thread,
+ * which the open GPU backend provides through the sdma layer's GPU table.
+ * Backend-neutral: no backend header is included here.
+ */
+#include "rt.h"
+#include "gpu.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shmemx.h>
+#include <shmemx_cuda.h>
+
+/* The public slot and the sdma layer's request are the same bytes. */
+_Static_assert(sizeof(shmemx_dev_slot_t) == sizeof(dsm_sdma_devreq_t),
+               "device API slot layout");
+_Static_assert(offsetof(shmemx_dev_slot_t, ctl) ==
+                   offsetof(dsm_sdma_devreq_t, ctl),
+               "device API slot layout");
+_Static_assert(SHMEMX_DEV_OP_COPY == DSM_SDMA_DEVREQ_COPY &&
+                   SHMEMX_DEV_OP_SIGNAL == DSM_SDMA_DEVREQ_SIGNAL,
+               "device API operation codes");
+
+/* Measured on H200 (docs/PERFORMANCE.md, "Device API"): below this a
+ * thread's own stores beat a round trip through the proxy and engines. */
+#define DEV_STORE_MAX_DEFAULT 1024
+
+static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static shmemx_dev_t dev;
+static dsm_sdma_t *dev_sdma; /* the layer it was made for (re-init) */
+
+static const int dev_segs[SHMEMX_DEV_SEGS] = {DSM_SEG_HEAP, DSM_SEG_STATIC,
+                                              DSM_SEG_DEVICE};
+
+static void dev_setup(const dsm_sdma_gpu_ops_t *g)
+{
+    const char *rn = "shmemx_dev_get";
+    const int npes = dsm_rt.npes;
+    long slots = dsm_env.dev_fifo_slots;
+    size_t wbytes = (SHMEMX_DEV_W_ARRIVE + (size_t)npes) * sizeof(uint64_t);
+    size_t tbytes = (size_t)npes * SHMEMX_DEV_SEGS * sizeof(uint64_t);
+    uint64_t *table, *zero;
+    dsm_sdma_devfifo_t f;
+    dsm_status_t st;
+
+    if (slots < 2 || slots > (1L << 20) || (slots & (slots - 1)))
+        dsm_rt_fatal(rn, "SHMEM_DEV_FIFO_SLOTS=%ld: must be a power of two "
+                     "from 2 to 1048576", slots);
+    if (!g->devfifo_open || !g->gpu_view)
+        dsm_rt_fatal(rn, "the %s backend has no device API", g->name);
+    if (!dsm_rt_device_heap())
+        dsm_rt_fatal(rn, "needs a device heap (SHMEM_DEVICE_HEAP_SIZE is 0)");
+
+    memset(&dev, 0, sizeof(dev));
+    dev.me = dsm_rt.me;
+    dev.npes = npes;
+    dev.slots = (uint32_t)slots;
+    dev.store_max = dsm_env.dev_store_max == UINT64_MAX
+                        ? DEV_STORE_MAX_DEFAULT
+                        : (uint32_t)DSM_MIN(dsm_env.dev_store_max,
+                                            (uint64_t)UINT32_MAX);
+    /* Collective, like shmem_malloc: the same offsets on every PE. */
+    dev.words = pshmem_malloc_with_hints(wbytes, SHMEMX_MALLOC_DEVICE);
+    table = pshmem_malloc_with_hints(tbytes, SHMEMX_MALLOC_DEVICE);
+    zero = calloc(1, DSM_MAX(wbytes, tbytes));
+    if (!dev.words || !table || !zero)
+        dsm_rt_fatal(rn, "cannot allocate %zu bytes of device heap for the "
+                     "device API's words and table (raise "
+                     "SHMEM_DEVICE_HEAP_SIZE)", wbytes + tbytes);
+    for (int pe = 0; pe < npes; pe++)
+        for (int k = 0; k < SHMEMX_DEV_SEGS; k++) {
+            const dsm_seg_t *s = &dsm_rt.segs[dev_segs[k]];
+            const char *b = s->size && s->peer ? s->peer[pe] : NULL;
+            zero[pe * SHMEMX_DEV_SEGS + k] = b ? g->gpu_view(b) : 0;
+            if (b && !zero[pe * SHMEMX_DEV_SEGS + k])
+                dsm_rt_fatal(rn, "the GPU cannot address PE %d's %s segment",
+                             pe, s->name);
+        }
+    for (int k = 0; k < SHMEMX_DEV_SEGS; k++) {
+        const dsm_seg_t *s = &dsm_rt.segs[dev_segs[k]];
+        dev.lo[k] = s->size ? g->gpu_view(s->base) : 0;
+        dev.size[k] = dev.lo[k] ? s->size : 0;
+    }
+    if ((st = g->copy_sync(table, zero, tbytes)) != DSM_OK)
+        dsm_rt_fatal(rn, "cannot write the device API's table");
+    memset(zero, 0, wbytes);
+    if ((st = g->copy_sync(dev.words, zero, wbytes)) != DSM_OK)
+        dsm_rt_fatal(rn, "cannot clear the device API's words");
+    free(zero);
+    dev.base = table;
+
+    const dsm_sdma_devfifo_config_t c = {
+        .slots = (uint64_t)slots,
+        .spin_us = dsm_env.dev_proxy_spin_us,
+        .complete = (uint64_t *)&dev.words[SHMEMX_DEV_W_COMPLETE],
+    };
+    if ((st = g->devfifo_open(&c, &f)) != DSM_OK)
+        dsm_rt_fatal(rn, "cannot open the request FIFO (%s)",
+                     dsm_status_str(st));
+    dev.fifo = (shmemx_dev_slot_t *)(uintptr_t)f.fifo;
+    dev.consumed = (const volatile uint64_t *)(uintptr_t)f.consumed;
+    /* No peer's kernel may write our barrier words before they are zero. */
+    dsm_rt_sync_all();
+}
+
+int pshmemx_dev_get(shmemx_dev_t *d)
+{
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu("shmemx_dev_get");
+    pthread_mutex_lock(&dev_lock);
+    if (dev_sdma != dsm_rt.sdma) {
+        dev_setup(g);
+        dev_sdma = dsm_rt.sdma;
+    }
+    *d = dev;
+    pthread_mutex_unlock(&dev_lock);
+    return 0;
+}
+DSM_WEAKX(dev_get)

@@ -1,0 +1,558 @@
+/*
+ * The device API from kernels (issue #12, include/shmemx_cuda.h): every
+ * routine called from a kernel, its data checked. Built with nvcc without
+ * -rdc (test/gpu/dev_compile.sh compiles it in CI; run-on-device.sh builds
+ * and runs it on a GPU machine); exits 77 where no GPU is found. Runs on
+ * 1 PE (every target is the PE itself) and on 2 or more (PE me targets
+ * me + 1).
+ *
+ *   rma      putmem, putmem_nbi, getmem, getmem_nbi (+ quiet) for sources
+ *            and destinations in the host heap, the device heap and (local
+ *            side) a private cudaMalloc buffer; sizes on the store path
+ *            (8, 256 B) and on the engines (4 KiB .. 1 MiB)
+ *   signal   putmem_signal_nbi SET and ADD, store path and engines, into
+ *            device- and host-heap words: the receiving kernel waits with
+ *            signal_wait_until and checks every byte (data before signal),
+ *            answers with a p into the sender's ack word; 20 rounds
+ *   pg       <T>_p into the next PE for every type, barrier_all, <T>_g
+ *            back; signal_fetch; fence between p's
+ *   amo      every thread of every PE: fetch_add/add on int32/int64/
+ *            uint32/uint64 words of PE 0 (device and host heap), CAS
+ *            increments on PE npes-1; exact totals, and the fetched values
+ *            of each fetch_add counter are all distinct
+ *   stress   many blocks x threads, each many put_nbi through the engines
+ *            (run with SHMEM_DEV_FIFO_SLOTS=64: the FIFO wraps hundreds of
+ *            times and is full most of the time), quiet, data checked
+ *   barrier  1000 rounds of p to the next PE + barrier_all + check
+ *
+ *   dev_api [phase ...]   (default: all)
+ */
+#include <cuda_runtime.h>
+#include <shmem.h>
+#include <shmemx.h>
+#include <shmemx_cuda.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CK(call)                                                               \
+    do {                                                                       \
+        cudaError_t e_ = (call);                                               \
+        if (e_ != cudaSuccess) {                                               \
+            fprintf(stderr, "FAIL: PE %d: %s:%d: %s: %s\n", me, __FILE__,      \
+                    __LINE__, #call, cudaGetErrorString(e_));                  \
+            fflush(stderr);                                                    \
+            _exit(1);                                                          \
+        }                                                                      \
+    } while (0)
+
+static int me, npes, fails;
+
+#define FAIL(...)                                                              \
+    do {                                                                       \
+        fprintf(stderr, "FAIL: PE %d: ", me);                                  \
+        fprintf(stderr, __VA_ARGS__);                                          \
+        fputc('\n', stderr);                                                   \
+        fails++;                                                               \
+    } while (0)
+
+__host__ __device__ static inline unsigned char pat(int pe, size_t i, int round)
+{
+    return (unsigned char)(pe * 37 + i * 13 + (i >> 9) + round * 101 + 1);
+}
+
+static void fill(void *p, size_t n, int pe, int round)
+{
+    unsigned char *h = (unsigned char *)malloc(n);
+    for (size_t i = 0; i < n; i++)
+        h[i] = pat(pe, i, round);
+    CK(cudaMemcpy(p, h, n, cudaMemcpyDefault));
+    free(h);
+}
+
+static void zero(void *p, size_t n)
+{
+    void *z = calloc(1, n);
+    CK(cudaMemcpy(p, z, n, cudaMemcpyDefault));
+    free(z);
+}
+
+static size_t check(const void *p, size_t n, int pe, int round)
+{
+    unsigned char *h = (unsigned char *)malloc(n);
+    size_t bad = 0, first = n;
+    CK(cudaMemcpy(h, p, n, cudaMemcpyDefault));
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != pat(pe, i, round)) {
+            if (first == n)
+                first = i;
+            bad++;
+        }
+    free(h);
+    if (bad)
+        fprintf(stderr, "  %zu of %zu bytes wrong, first at %zu\n", bad, n,
+                first);
+    return bad;
+}
+
+/* ------------------------------------------------------------ rma */
+
+enum { OP_PUT, OP_PUT_NBI, OP_GET, OP_GET_NBI, NOPS };
+static const char *op_name[NOPS] = {"putmem", "putmem_nbi", "getmem",
+                                    "getmem_nbi"};
+
+__global__ void k_rma(shmemx_dev_t d, int op, void *dst, const void *src,
+                      size_t n, int pe)
+{
+    switch (op) {
+    case OP_PUT:
+        shmemx_dev_putmem(d, dst, src, n, pe);
+        break;
+    case OP_PUT_NBI:
+        shmemx_dev_putmem_nbi(d, dst, src, n, pe);
+        shmemx_dev_quiet(d);
+        break;
+    case OP_GET:
+        shmemx_dev_getmem(d, dst, src, n, pe);
+        break;
+    case OP_GET_NBI:
+        shmemx_dev_getmem_nbi(d, dst, src, n, pe);
+        shmemx_dev_quiet(d);
+        break;
+    }
+}
+
+static void phase_rma(shmemx_dev_t d)
+{
+    const size_t sizes[] = {8, 256, 4096, 65536, 1 << 20};
+    const size_t max = 1 << 20;
+    /* [0] host heap, [1] device heap, [2] private device memory (local
+     * side only) */
+    char *sym_src[2], *sym_dst[2], *priv_src, *priv_dst;
+    const char *kind[3] = {"host", "device", "private"};
+    int next = (me + 1) % npes, prev = (me - 1 + npes) % npes;
+
+    sym_src[0] = (char *)shmem_malloc(max);
+    sym_dst[0] = (char *)shmem_malloc(max);
+    sym_src[1] = (char *)shmemx_malloc_device(max);
+    sym_dst[1] = (char *)shmemx_malloc_device(max);
+    CK(cudaMalloc(&priv_src, max));
+    CK(cudaMalloc(&priv_dst, max));
+    if (!sym_src[0] || !sym_dst[0] || !sym_src[1] || !sym_dst[1]) {
+        FAIL("rma: allocation failed");
+        return;
+    }
+    for (int op = 0; op < NOPS; op++)
+        for (int a = 0; a < 3; a++)     /* local side */
+            for (int b = 0; b < 2; b++) /* symmetric side */
+                for (size_t si = 0; si < sizeof(sizes) / sizeof(*sizes);
+                     si++) {
+                    size_t n = sizes[si];
+                    int put = op == OP_PUT || op == OP_PUT_NBI;
+                    int round = op * 16 + a * 4 + b;
+                    char *loc = a == 2 ? (put ? priv_src : priv_dst)
+                                       : (put ? sym_src[a] : sym_dst[a]);
+                    char *sym = put ? sym_dst[b] : sym_src[b];
+                    /* put: my loc -> next's sym; get: next's sym -> loc */
+                    zero(put ? sym : loc, n);
+                    fill(put ? loc : sym, n, me, round);
+                    shmem_barrier_all();
+                    if (put)
+                        k_rma<<<1, 1>>>(d, op, sym, loc, n, next);
+                    else
+                        k_rma<<<1, 1>>>(d, op, loc, sym, n, next);
+                    CK(cudaGetLastError());
+                    CK(cudaDeviceSynchronize());
+                    shmem_barrier_all();
+                    if (check(put ? sym : loc, n, put ? prev : next, round))
+                        FAIL("rma: %s %zu B, local %s, symmetric %s",
+                             op_name[op], n, kind[a], kind[b]);
+                }
+    shmem_barrier_all();
+    CK(cudaFree(priv_src));
+    CK(cudaFree(priv_dst));
+    shmem_free(sym_src[0]);
+    shmem_free(sym_dst[0]);
+    shmem_free(sym_src[1]);
+    shmem_free(sym_dst[1]);
+}
+
+/* ------------------------------------------------------------ signal */
+
+#define SIG_ROUNDS 20
+
+/* Round r: wait for my ack from next (my previous data was checked), send
+ * round r's data + signal to next; wait for prev's signal, check its
+ * data, ack prev. */
+__global__ void k_signal(shmemx_dev_t d, char *dst, char *src, size_t n,
+                         uint64_t *sig, uint64_t *ack, int sig_op,
+                         unsigned long long *bad)
+{
+    int next = (d.me + 1) % d.npes, prev = (d.me - 1 + d.npes) % d.npes;
+    for (int r = 0; r < SIG_ROUNDS; r++) {
+        shmemx_dev_signal_wait_until(d, ack, SHMEM_CMP_GE, (uint64_t)r);
+        for (size_t i = 0; i < n; i++)
+            src[i] = (char)pat(d.me, i, r);
+        __threadfence_system();
+        uint64_t v = sig_op == SHMEM_SIGNAL_SET ? (uint64_t)r + 1 : 1;
+        shmemx_dev_putmem_signal_nbi(d, dst, src, n, sig, v, sig_op, next);
+        uint64_t got = shmemx_dev_signal_wait_until(d, sig, SHMEM_CMP_GE,
+                                                    (uint64_t)r + 1);
+        if (got != (uint64_t)r + 1 || shmemx_dev_signal_fetch(d, sig) != got)
+            atomicAdd(bad, 1ull << 32);
+        const volatile char *vd = dst;
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)vd[i] != pat(prev, i, r))
+                atomicAdd(bad, 1ull);
+        shmemx_dev_uint64_p(d, ack, (uint64_t)r + 1, prev);
+    }
+    shmemx_dev_quiet(d);
+}
+
+static void phase_signal(shmemx_dev_t d)
+{
+    const size_t sizes[] = {256, 65536, 1 << 20};
+    unsigned long long *bad;
+    CK(cudaMalloc(&bad, sizeof(*bad)));
+    for (int wk = 0; wk < 2; wk++) /* signal/ack words: host, device heap */
+        for (int op = 0; op < 2; op++)
+            for (size_t si = 0; si < 3; si++) {
+                size_t n = sizes[si];
+                char *dst = (char *)shmemx_malloc_device(n);
+                char *src = (char *)shmemx_malloc_device(n);
+                uint64_t *w = (uint64_t *)(wk ? shmemx_malloc_device(16)
+                                              : shmem_malloc(16));
+                unsigned long long h = 0;
+                zero(w, 16);
+                zero(dst, n);
+                CK(cudaMemset(bad, 0, sizeof(*bad)));
+                shmem_barrier_all();
+                k_signal<<<1, 1>>>(d, dst, src, n, w, w + 1,
+                                   op ? SHMEM_SIGNAL_ADD : SHMEM_SIGNAL_SET,
+                                   bad);
+                CK(cudaGetLastError());
+                CK(cudaDeviceSynchronize());
+                CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDefault));
+                if (h)
+                    FAIL("signal: putmem_signal_nbi %s %zu B, words in %s "
+                         "heap: %llu signal values and %llu data bytes wrong",
+                         op ? "ADD" : "SET", n, wk ? "device" : "host",
+                         h >> 32, h & 0xffffffffull);
+                shmem_barrier_all();
+                shmem_free(w);
+                shmem_free(src);
+                shmem_free(dst);
+            }
+    CK(cudaFree(bad));
+}
+
+/* ------------------------------------------------------------ p / g */
+
+#define PG_SLOTS 32
+
+__global__ void k_pg(shmemx_dev_t d, char *slots, unsigned long long *bad)
+{
+    int next = (d.me + 1) % d.npes;
+    int k = 0;
+#define P_ONE(T, N)                                                            \
+    shmemx_dev_##N##_p(d, (T *)(slots + 8 * k), (T)(d.me * 10 + k + 1), next); \
+    shmemx_dev_fence(d);                                                       \
+    k++;
+    SHMEMX_DEV_TYPES_RMA(P_ONE)
+#undef P_ONE
+    shmemx_dev_barrier_all(d);
+    k = 0;
+    /* next's slots hold what I stored there */
+#define G_ONE(T, N)                                                            \
+    if (shmemx_dev_##N##_g(d, (const T *)(slots + 8 * k), next) !=             \
+        (T)(d.me * 10 + k + 1))                                                \
+        atomicAdd(bad, 1ull << k);                                             \
+    k++;
+    SHMEMX_DEV_TYPES_RMA(G_ONE)
+#undef G_ONE
+    shmemx_dev_barrier_all(d);
+}
+
+static void phase_pg(shmemx_dev_t d)
+{
+    unsigned long long *bad, h;
+    int prev = (me - 1 + npes) % npes;
+    CK(cudaMalloc(&bad, sizeof(*bad)));
+    for (int wk = 0; wk < 2; wk++) {
+        char *slots = (char *)(wk ? shmemx_malloc_device(8 * PG_SLOTS)
+                                  : shmem_malloc(8 * PG_SLOTS));
+        zero(slots, 8 * PG_SLOTS);
+        CK(cudaMemset(bad, 0, sizeof(*bad)));
+        shmem_barrier_all();
+        k_pg<<<1, 1>>>(d, slots, bad);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDefault));
+        if (h)
+            FAIL("pg: _g in the %s heap returned wrong values (type mask "
+                 "%#llx)", wk ? "device" : "host", h);
+        /* What prev stored here, checked by the host. */
+        char host[8 * PG_SLOTS];
+        int k = 0;
+        CK(cudaMemcpy(host, slots, sizeof(host), cudaMemcpyDefault));
+#define H_ONE(T, N)                                                            \
+    {                                                                          \
+        T v;                                                                   \
+        memcpy(&v, host + 8 * k, sizeof(T));                                   \
+        if (v != (T)(prev * 10 + k + 1))                                       \
+            FAIL("pg: shmemx_dev_" #N "_p into the %s heap: wrong value",     \
+                 wk ? "device" : "host");                                      \
+        k++;                                                                   \
+    }
+        SHMEMX_DEV_TYPES_RMA(H_ONE)
+#undef H_ONE
+        shmem_barrier_all();
+        shmem_free(slots);
+    }
+    CK(cudaFree(bad));
+}
+
+/* ------------------------------------------------------------ amo */
+
+#define AMO_ITERS 64
+#define AMO_BLOCKS 4
+#define AMO_THREADS 128
+
+struct amo_words {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    uint64_t cas;
+};
+
+/* Every thread: AMO_ITERS of each AMO. Fetched values of the 64-bit
+ * counter go to seen[] (distinctness is checked by the host). */
+__global__ void k_amo(shmemx_dev_t d, amo_words *w, uint32_t *seen)
+{
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
+    int last = d.npes - 1;
+    for (int i = 0; i < AMO_ITERS; i++) {
+        shmemx_dev_int32_atomic_add(d, &w->i32, 1, 0);
+        shmemx_dev_uint32_atomic_fetch_add(d, &w->u32, 2u, 0);
+        int64_t f = shmemx_dev_int64_atomic_fetch_add(d, &w->i64, 1, 0);
+        shmemx_dev_uint64_atomic_add(d, &w->u64, 3, 0);
+        seen[tid * AMO_ITERS + i] = (uint32_t)f;
+        if (i < 4) {
+            uint64_t old = shmemx_dev_uint64_g(d, &w->cas, last), got;
+            while ((got = shmemx_dev_uint64_atomic_compare_swap(
+                        d, &w->cas, old, old + 1, last)) != old)
+                old = got;
+        }
+    }
+    /* int32/int64 compare_swap and fetch_add of the other types once. */
+    if (tid == 0) {
+        shmemx_dev_int32_atomic_compare_swap(d, &w->i32, -12345, 0, 0);
+        shmemx_dev_int64_atomic_compare_swap(d, &w->i64, -12345, 0, 0);
+        shmemx_dev_uint32_atomic_compare_swap(d, &w->u32, 0xdeadu, 0, 0);
+        shmemx_dev_uint64_atomic_fetch_add(d, &w->u64, 0, 0);
+        shmemx_dev_int32_atomic_fetch_add(d, &w->i32, 0, 0);
+        shmemx_dev_uint32_atomic_add(d, &w->u32, 0, 0);
+        shmemx_dev_int64_atomic_add(d, &w->i64, 0, 0);
+    }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void phase_amo(shmemx_dev_t d)
+{
+    const size_t nt = AMO_BLOCKS * AMO_THREADS;
+    const uint64_t total = (uint64_t)npes * nt * AMO_ITERS;
+    for (int wk = 0; wk < 2; wk++) {
+        amo_words *w = (amo_words *)(wk ? shmemx_malloc_device(sizeof(*w))
+                                        : shmem_malloc(sizeof(*w)));
+        uint32_t *seen = (uint32_t *)shmemx_malloc_device(
+            nt * AMO_ITERS * sizeof(uint32_t));
+        amo_words h;
+        zero(w, sizeof(*w));
+        shmem_barrier_all();
+        k_amo<<<AMO_BLOCKS, AMO_THREADS>>>(d, w, seen);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        shmem_barrier_all();
+        CK(cudaMemcpy(&h, w, sizeof(h), cudaMemcpyDefault));
+        const char *k = wk ? "device" : "host";
+        if (me == 0 && ((uint64_t)h.i32 != total || h.u32 != 2 * total ||
+                        (uint64_t)h.i64 != total || h.u64 != 3 * total))
+            FAIL("amo (%s heap): totals i32 %d u32 %u i64 %lld u64 %llu, "
+                 "expected %llu, %llu, %llu, %llu",
+                 k, h.i32, h.u32, (long long)h.i64,
+                 (unsigned long long)h.u64, (unsigned long long)total,
+                 (unsigned long long)(2 * total), (unsigned long long)total,
+                 (unsigned long long)(3 * total));
+        if (me == npes - 1 && h.cas != (uint64_t)npes * nt * 4)
+            FAIL("amo (%s heap): compare_swap increments %llu, expected "
+                 "%llu",
+                 k, (unsigned long long)h.cas,
+                 (unsigned long long)npes * nt * 4);
+        /* Every fetched value of the int64 counter, from all PEs: each
+         * once. */
+        {
+            size_t per = nt * AMO_ITERS, all = per * (size_t)npes;
+            uint32_t *mine = (uint32_t *)malloc(per * 4);
+            uint32_t *v = (uint32_t *)shmem_malloc(all * 4);
+            CK(cudaMemcpy(mine, seen, per * 4, cudaMemcpyDefault));
+            shmem_fcollectmem(SHMEM_TEAM_WORLD, v, mine, per * 4);
+            if (me == 0) {
+                qsort(v, all, 4, cmp_u32);
+                for (size_t i = 0; i < all; i++)
+                    if (v[i] != i) {
+                        FAIL("amo (%s heap): fetch_add returned %u at rank "
+                             "%zu (values must be 0..%zu, each once)",
+                             k, v[i], i, all - 1);
+                        break;
+                    }
+            }
+            free(mine);
+            shmem_barrier_all();
+            shmem_free(v);
+        }
+        shmem_free(seen);
+        shmem_free(w);
+    }
+}
+
+/* ------------------------------------------------------------ stress */
+
+#define ST_BLOCKS 8
+#define ST_THREADS 64
+#define ST_ITERS 16
+#define ST_LEN 2048 /* above the store threshold: every put on the engines */
+
+__global__ void k_stress(shmemx_dev_t d, char *dst, const char *src)
+{
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
+    int next = (d.me + 1) % d.npes;
+    for (int i = 0; i < ST_ITERS; i++) {
+        size_t off = ((size_t)tid * ST_ITERS + i) * ST_LEN;
+        shmemx_dev_putmem_nbi(d, dst + off, src + off, ST_LEN, next);
+        if (i == ST_ITERS / 2 && (tid & 7) == 0)
+            shmemx_dev_quiet(d); /* quiet while others keep issuing */
+    }
+    shmemx_dev_quiet(d);
+}
+
+static void phase_stress(shmemx_dev_t d)
+{
+    const size_t n = (size_t)ST_BLOCKS * ST_THREADS * ST_ITERS * ST_LEN;
+    int prev = (me - 1 + npes) % npes;
+    char *dst = (char *)shmemx_malloc_device(n);
+    char *src = (char *)shmemx_malloc_device(n);
+    CK(cudaMemset(dst, 0, n));
+    fill(src, n, me, 7);
+    for (int rep = 0; rep < 3; rep++) {
+        shmem_barrier_all();
+        k_stress<<<ST_BLOCKS, ST_THREADS>>>(d, dst, src);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        shmem_barrier_all();
+        if (check(dst, n, prev, 7))
+            FAIL("stress: %d x %d threads x %d put_nbi of %d B (FIFO of %u "
+                 "slots), repetition %d",
+                 ST_BLOCKS, ST_THREADS, ST_ITERS, ST_LEN, d.slots, rep);
+        CK(cudaMemset(dst, 0, n));
+    }
+    shmem_barrier_all();
+    shmem_free(src);
+    shmem_free(dst);
+}
+
+/* ------------------------------------------------------------ barrier */
+
+#define BAR_ROUNDS 1000
+
+__global__ void k_barrier(shmemx_dev_t d, uint64_t *word,
+                          unsigned long long *bad)
+{
+    int next = (d.me + 1) % d.npes;
+    for (int r = 1; r <= BAR_ROUNDS; r++) {
+        shmemx_dev_uint64_p(d, word, (uint64_t)r, next);
+        shmemx_dev_barrier_all(d);
+        if (*(volatile uint64_t *)word != (uint64_t)r)
+            atomicAdd(bad, 1ull);
+        shmemx_dev_barrier_all(d); /* before anyone writes r + 1 */
+    }
+}
+
+static void phase_barrier(shmemx_dev_t d)
+{
+    unsigned long long *bad, h;
+    uint64_t *word = (uint64_t *)shmemx_malloc_device(8);
+    CK(cudaMalloc(&bad, sizeof(*bad)));
+    CK(cudaMemset(bad, 0, sizeof(*bad)));
+    zero(word, 8);
+    shmem_barrier_all();
+    k_barrier<<<1, 1>>>(d, word, bad);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDefault));
+    if (h)
+        FAIL("barrier: %llu of %d rounds saw a stale word", h, BAR_ROUNDS);
+    shmem_barrier_all();
+    CK(cudaFree(bad));
+    shmem_free(word);
+}
+
+/* ------------------------------------------------------------ main */
+
+static const struct {
+    const char *name;
+    void (*fn)(shmemx_dev_t);
+} phases[] = {
+    {"rma", phase_rma},       {"signal", phase_signal},
+    {"pg", phase_pg},         {"amo", phase_amo},
+    {"stress", phase_stress}, {"barrier", phase_barrier},
+};
+
+int main(int argc, char **argv)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+        printf("SKIP: dev_api: no CUDA driver or GPU\n");
+        return 77;
+    }
+    shmem_init();
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    shmemx_dev_t d;
+    shmemx_dev_get(&d);
+    for (size_t i = 0; i < sizeof(phases) / sizeof(*phases); i++) {
+        int run = argc < 2;
+        for (int a = 1; a < argc; a++)
+            run |= !strcmp(argv[a], phases[i].name);
+        if (!run)
+            continue;
+        int before = fails;
+        phases[i].fn(d);
+        if (me == 0)
+            printf("dev_api %-8s %d PEs: %s\n", phases[i].name, npes,
+                   fails == before ? "ok" : "FAILED");
+        fflush(stdout);
+    }
+    int all = 0;
+    static int f;
+    f = fails;
+    /* Fail if any PE failed. */
+    int *sym = (int *)shmem_malloc(sizeof(int));
+    *sym = 0;
+    shmem_barrier_all();
+    shmem_int_atomic_add(sym, f, 0);
+    shmem_barrier_all();
+    all = me == 0 ? *sym : 0;
+    shmem_free(sym);
+    shmem_finalize();
+    if (me == 0)
+        printf("%s: dev_api, %d PEs\n", all ? "FAIL" : "PASS", npes);
+    return fails ? 1 : 0;
+}

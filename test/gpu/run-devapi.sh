@@ -1,0 +1,129 @@
+#!/bin/bash
+# The device API (issue #12) on a GPU machine, in one call:
+#
+#   test/gpu/run-on-device.sh devapi [OUTDIR]   (from the repository root)
+#
+# Builds the library and launcher (configure + make, as run-on-device.sh),
+# then test/gpu/dev_api.cu and bench/gpu_devbench.cu with nvcc (no -rdc),
+# and runs:
+#   dev_api 1 PE (all phases), stress with a 64-slot FIFO (wraps, full)
+#   under CUDA MPS: dev_api 2 PEs and 4 PEs on one GPU, stress again,
+#       kernel count (SHMEM_CUDA_COUNT_LAUNCHES=1: the library launches none)
+#   gpu_devbench 1 PE (latency, bandwidth 64 KiB .. 1 GiB, overlap) and
+#       2 PEs (latency between the PEs)
+# then stops MPS, checks that nothing is left in /dev/shm, and prints the
+# summary and the benchmark rows last. Logs under OUTDIR.
+set -u
+OUTDIR=${1:-${OUT:-$PWD/gpu-results}}
+mkdir -p "$OUTDIR"
+export OUT=$OUTDIR
+SRC=$PWD
+export NCCL_NVLS_ENABLE=0
+SUMMARY=$OUTDIR/summary.txt
+: >"$SUMMARY"
+row() { printf '%-52s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
+DEADLINE=${DEADLINE:-420}
+late() { [ $((SECONDS + ${1:-0})) -ge "$DEADLINE" ]; }
+
+nvidia-smi -L 2>&1 | head -2
+ls /dev/shm >"$OUTDIR/shm-before.txt" 2>/dev/null
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+B=$SRC/build-dev
+rm -rf "$B" && mkdir -p "$B" && cd "$B" || exit 1
+if { "$SRC/configure" --without-hwloc --without-ofi --without-pmix \
+        --disable-werror && \
+     make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher; } \
+    >"$OUTDIR/build.log" 2>&1; then
+    row "build (configure + make)" ok
+else
+    tail -30 "$OUTDIR/build.log"
+    row "build (configure + make)" FAILED
+    exit 1
+fi
+cd "$SRC" || exit 1
+NVFLAGS="-arch=sm_90 -O2 -I$SRC/include -L$B/src/.libs -ldmashmem -Xlinker -rpath=$B/src/.libs"
+( "$NVCC" $NVFLAGS -o "$B/dev_api" test/gpu/dev_api.cu &&
+  "$NVCC" $NVFLAGS -o "$B/gpu_devbench" bench/gpu_devbench.cu ) \
+    >"$OUTDIR/nvcc.log" 2>&1 && row "nvcc (no -rdc): dev_api, gpu_devbench" ok ||
+    { cat "$OUTDIR/nvcc.log"; row "nvcc" FAILED; exit 1; }
+L=$B/src/launcher/shmem_launcher
+LAST=$OUTDIR/last.log
+run() { # NAME TIMEOUT CMD...
+    local name=$1 t=$2
+    shift 2
+    if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return; fi
+    echo "=== $name: $*" >>"$OUTDIR/tests.log"
+    local t0=$(date +%s%N)
+    timeout "$t" "$@" >"$LAST" 2>&1
+    local rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    cat "$LAST" >>"$OUTDIR/tests.log"
+    case $rc in
+    0) row "$name" "PASS (${ms} ms)" ;;
+    77) row "$name" "SKIP" ;;
+    *) row "$name" "FAIL rc=$rc (${ms} ms)"; tail -12 "$LAST" ;;
+    esac
+}
+kcount() {
+    local k n
+    n=$(grep -c "cuda launches by the library" "$LAST")
+    k=$(sed -n 's/.*cuda launches by the library: kernels \([0-9]*\),.*/\1/p' "$LAST" |
+        awk '{ s += $1 } END { print s + 0 }')
+    if [ "$n" -eq 0 ]; then row "kernels: $1" "NO COUNT LINE (FAIL)"
+    elif [ "$k" -ne 0 ]; then row "kernels: $1" "FAIL: $k kernel launches"
+    else row "kernels: $1" "0 kernel launches by the library ($n PEs) PASS"; fi
+}
+export SHMEM_SYMMETRIC_SIZE=256M SHMEM_DEVICE_HEAP_SIZE=1G SHMEM_CUDA_DEVICE=0
+bench() { # LABEL NP TIMEOUT ARGS...
+    local label=$1 np=$2 t=$3
+    shift 3
+    if late $((t / 3)); then row "gpu_devbench $label" "NOT RUN (deadline)"; return; fi
+    SHMEM_SYMMETRIC_SIZE=1200M SHMEM_DEVICE_HEAP_SIZE=2G timeout "$t" \
+        "$L" -n "$np" --timeout $((t - 5)) "$B/gpu_devbench" --label "$label" "$@" \
+        >>"$OUTDIR/bench.log" 2>&1 && row "gpu_devbench $label" ok ||
+        { row "gpu_devbench $label" "FAILED rc=$?"; tail -5 "$OUTDIR/bench.log"; }
+}
+
+run "dev_api 1 PE (all phases)" 60 "$L" -n 1 --timeout 55 "$B/dev_api"
+bench 1pe 1 60
+run "dev_api 1 PE stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
+    "$L" -n 1 --timeout 35 "$B/dev_api" stress
+run "dev_api 1 PE, store threshold 0 (engines only)" 40 env SHMEM_DEV_STORE_MAX=0 \
+    "$L" -n 1 --timeout 35 "$B/dev_api" rma signal
+
+# Two or more PEs on one GPU: under MPS, else they time-slice.
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/dsm-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dsm-mps-log
+mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+if nvidia-cuda-mps-control -d >/dev/null 2>&1; then
+    row "MPS" started
+    MPS=1
+else
+    row "MPS" "not started (PEs time-slice)"
+    MPS=0
+fi
+run "dev_api 2 PEs, 1 GPU (count launches)" 60 env SHMEM_CUDA_COUNT_LAUNCHES=1 \
+    "$L" -n 2 --timeout 55 "$B/dev_api"
+kcount "dev_api, 2 PEs"
+run "dev_api 2 PEs stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
+    "$L" -n 2 --timeout 35 "$B/dev_api" stress
+run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier
+
+bench 2pe 2 60 --max 1048576
+
+if [ "$MPS" = 1 ]; then
+    echo quit | nvidia-cuda-mps-control
+    sleep 1
+fi
+ls /dev/shm >"$OUTDIR/shm-after.txt" 2>/dev/null
+if cmp -s "$OUTDIR/shm-before.txt" "$OUTDIR/shm-after.txt"; then
+    row "/dev/shm after the jobs" "unchanged"
+else
+    row "/dev/shm after the jobs" "CHANGED: $(diff "$OUTDIR/shm-before.txt" "$OUTDIR/shm-after.txt" | tr '\n' ' ')"
+fi
+echo "nvidia-smi apps after: $(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader | tr '\n' ';')"
+echo
+echo "================ dev_api lines"
+grep -E "^dev_api |^(PASS|FAIL)|FAIL:|dmashmem:" "$OUTDIR/tests.log" | head -40
+echo "================ benchmark (label,npes,test,variant,bytes,value,unit)"
+cat "$OUTDIR"/gpu_devbench-*.csv 2>/dev/null | grep -v '^label'
+echo "================ summary ($(date -u +%F))"
+cat "$SUMMARY"
