@@ -51,8 +51,10 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
     dsm_status_t st;
 
     if (slots < 2 || slots > (1L << 20) || (slots & (slots - 1)))
-        dsm_rt_fatal(rn, "SHMEM_DEV_FIFO_SLOTS=%ld: must be a power of two "
-                     "from 2 to 1048576", slots);
+        dsm_rt_fatal(rn,
+                     "SHMEM_DEV_FIFO_SLOTS=%ld: must be a power of two "
+                     "from 2 to 1048576",
+                     slots);
     if (!g->devfifo_open || !g->gpu_view)
         dsm_rt_fatal(rn, "the %s backend has no device API", g->name);
     if (!dsm_rt_device_heap())
@@ -62,18 +64,20 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
     dev.me = dsm_rt.me;
     dev.npes = npes;
     dev.slots = (uint32_t)slots;
-    dev.store_max = dsm_env.dev_store_max == UINT64_MAX
-                        ? DEV_STORE_MAX_DEFAULT
-                        : (uint32_t)DSM_MIN(dsm_env.dev_store_max,
-                                            (uint64_t)UINT32_MAX);
+    dev.store_max =
+        dsm_env.dev_store_max == UINT64_MAX
+            ? DEV_STORE_MAX_DEFAULT
+            : (uint32_t)DSM_MIN(dsm_env.dev_store_max, (uint64_t)UINT32_MAX);
     /* Collective, like shmem_malloc: the same offsets on every PE. */
     dev.words = pshmem_malloc_with_hints(wbytes, SHMEMX_MALLOC_DEVICE);
     table = pshmem_malloc_with_hints(tbytes, SHMEMX_MALLOC_DEVICE);
     zero = calloc(1, DSM_MAX(wbytes, tbytes));
     if (!dev.words || !table || !zero)
-        dsm_rt_fatal(rn, "cannot allocate %zu bytes of device heap for the "
+        dsm_rt_fatal(rn,
+                     "cannot allocate %zu bytes of device heap for the "
                      "device API's words and table (raise "
-                     "SHMEM_DEVICE_HEAP_SIZE)", wbytes + tbytes);
+                     "SHMEM_DEVICE_HEAP_SIZE)",
+                     wbytes + tbytes);
     for (int pe = 0; pe < npes; pe++)
         for (int k = 0; k < SHMEMX_DEV_SEGS; k++) {
             const dsm_seg_t *s = &dsm_rt.segs[dev_segs[k]];

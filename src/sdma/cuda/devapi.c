@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#define DEV_BATCH_MAX 1024   /* slots per batch */
+#define DEV_BATCH_MAX 1024 /* slots per batch */
 #define DEV_SLEEP_MAX_NS 100000
 
 static struct {
@@ -134,9 +134,8 @@ dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
     if (st != DSM_OK)
         return st;
     prev = dsm_cuda_ctx_enter();
-    rc = dsm_cu.MemHostAlloc(&dv.host, bytes,
-                             CU_MEMHOSTALLOC_DEVICEMAP |
-                                 CU_MEMHOSTALLOC_PORTABLE);
+    rc = dsm_cu.MemHostAlloc(
+        &dv.host, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
     if (rc == CUDA_SUCCESS) {
         memset(dv.host, 0, bytes);
         rc = dsm_cu.MemHostGetDevicePointer(&dfifo, dv.host, 0);
@@ -176,13 +175,12 @@ void dsm_cuda_devfifo_close(int stats)
     dv.stop = 1;
     pthread_join(dv.th, NULL);
     if (stats)
-        dsm_log_warn("cuda: device API proxy: %llu requests in %llu batches "
-                     "(%.1f per batch), %llu idle sleeps",
-                     (unsigned long long)dv.requests,
-                     (unsigned long long)dv.batches,
-                     dv.batches ? (double)dv.requests / (double)dv.batches
-                                : 0.0,
-                     (unsigned long long)dv.sleeps);
+        dsm_log_warn(
+            "cuda: device API proxy: %llu requests in %llu batches "
+            "(%.1f per batch), %llu idle sleeps",
+            (unsigned long long)dv.requests, (unsigned long long)dv.batches,
+            dv.batches ? (double)dv.requests / (double)dv.batches : 0.0,
+            (unsigned long long)dv.sleeps);
     CUcontext prev = dsm_cuda_ctx_enter();
     dsm_cu.MemFreeHost(dv.host);
     dsm_cuda_ctx_leave(prev);
