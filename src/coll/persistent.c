@@ -43,6 +43,7 @@
  * and wait runs the collective on the request's team.
  */
 #include "coll/chain.h"
+#include "common/words.h"
 #include "runtime/gpu.h"
 
 #include <stdlib.h>
@@ -54,7 +55,10 @@
 #endif
 
 struct dsm_coll_req {
-    uint64_t trigger DSM_ALIGNED_CL; /* my engines WAIT(trigger >= k) */
+    /* My engines WAIT(*trigger >= k). A library-owned word (common/words.h):
+     * a GPU stream waits on its page by address until finalize, so it must
+     * not be memory the allocator can return and hand out again. */
+    uint64_t *trigger;
     dsm_team_t *t;                    /* the private copy of the team */
     dsm_plan_t plan;
     dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
@@ -181,7 +185,7 @@ static void post_next(struct dsm_coll_req *r)
     dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
 
     dsm_plan_sigvals(&r->plan);
-    dsm_chain_post_gated(&r->plan, r->q, &r->trigger, k, in);
+    dsm_chain_post_gated(&r->plan, r->q, r->trigger, k, in);
 }
 
 /* Device signal words for this request (see the top of the file): GPU
@@ -235,7 +239,7 @@ static size_t pull_min(void)
  * every peer's host word for me, which its engines wait for. */
 static void fire(struct dsm_coll_req *r, uint64_t k)
 {
-    dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, k, &dsm_rt.ctrl->wake);
+    dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
     if (r->plan.dsync == DSM_DSYNC_HREADY || r->plan.dsync == DSM_DSYNC_HOST) {
         const dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
         for (int i = 0; i < r->plan.np; i++)
@@ -263,6 +267,11 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     if (posix_memalign((void **)&r, DSM_CACHELINE, sizeof(*r)))
         return -1;
     memset(r, 0, sizeof(*r));
+    r->trigger = dsm_words_alloc(1);
+    if (!r->trigger) {
+        free(r);
+        return -1;
+    }
     r->routine = routine;
     r->magic = REQ_MAGIC;
     p = &r->plan;
@@ -275,6 +284,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
             dup == SHMEM_TEAM_INVALID) {
             dsm_debug("%s: no team slot left for the request's signals",
                       routine);
+            dsm_words_free(r->trigger, 1);
             free(r);
             return -1;
         }
@@ -510,7 +520,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
             uint64_t seq[DSM_CHAIN_MAXQ];
             for (i = 0; i < r->plan.nq; i++)
                 seq[i] = r->inst[r->posted % (uint64_t)r->nslots].seq[i];
-            dsm_sdma_trigger(dsm_rt.sdma, &r->trigger, UINT64_MAX,
+            dsm_sdma_trigger(dsm_rt.sdma, r->trigger, UINT64_MAX,
                              &dsm_rt.ctrl->wake);
             for (i = 0; i < r->plan.nq; i++) {
                 dsm_backoff_t b = {0};
@@ -518,7 +528,15 @@ static void req_release(struct dsm_coll_req *r, int fini)
                     dsm_backoff(&b, NULL, NULL, NULL);
             }
         } else {
-            /* Every PE runs its posted instances to the end alike. */
+            /* Every PE runs its posted instances to the end alike: work
+             * on a stream cannot be withdrawn, so dest is written once
+             * more per instance posted ahead, with the source as it is
+             * now (shmemx_req(3) states it). */
+            dsm_debug("%s: shmemx_req_free runs the %llu instance(s) posted "
+                      "ahead (the %s backend cannot withdraw posted work): "
+                      "dest is written again", r->routine,
+                      (unsigned long long)(r->posted - r->started),
+                      dsm_sdma_backend_name(dsm_rt.sdma));
             while (r->started < r->posted) {
                 r->started++;
                 fire(r, r->started);
@@ -543,6 +561,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
     free(r->inst);
     free(r->arr);
     free(r->rdy);
+    dsm_words_free(r->trigger, 1);
     free(r);
 }
 

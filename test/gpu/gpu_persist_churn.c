@@ -8,7 +8,10 @@
  * fcollect and alltoall requests are created, started with fresh data,
  * checked and freed 40 times, with heavy malloc/free churn and
  * malloc_trim(0) between them; every instance must complete with the
- * right data (MP_ALARM_S bounds a hang). Exits 77 where no GPU is found.
+ * right data (MP_ALARM_S bounds a hang). The last request checks the
+ * contract of shmemx_req_free on cuda (shmemx_req(3)): the instances posted
+ * ahead run at the free with the source as it is then. Exits 77 where no
+ * GPU is found.
  */
 #include "test/gpu/gpu_util.h"
 #define MP_ALARM_S 120
@@ -95,7 +98,29 @@ int main(void)
                 }
             shmem_barrier_all();
         }
+        if (round == 39) {
+            /* shmemx_req(3): on cuda, free runs the instances posted ahead
+             * (work on a stream cannot be withdrawn), so dest ends up with
+             * the collective of the source as it is at the free. */
+            for (int d = 0; d < n; d++)
+                for (size_t o = 0; o < NB; o++)
+                    h[(size_t)d * NB + o] = mp_byte(me * 131 + (a2a ? d : 0), o, 999);
+            gpu_htod(DP(src), h, NB * (size_t)(a2a ? n : 1));
+            shmem_barrier_all();
+        }
         CHECK(shmemx_req_free(req) == 0, "shmemx_req_free round %d", round);
+        if (round == 39) {
+            GPU_CK(gcu.MemcpyDtoH(e, DP(dst), NB * (size_t)n));
+            for (int s = 0; s < n; s++)
+                for (size_t o = 0; o < NB; o++) {
+                    unsigned char want = mp_byte(s * 131 + (a2a ? me : 0), o, 999);
+                    if (e[(size_t)s * NB + o] != want)
+                        MP_FAIL("after shmemx_req_free: block %d byte %zu = %u, "
+                                "want %u (the posted instances run at free on "
+                                "cuda, shmemx_req(3))", s, o,
+                                e[(size_t)s * NB + o], want);
+                }
+        }
         free(before);
         free(after);
         churn((unsigned)(round * 7919 + me));
