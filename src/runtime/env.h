@@ -62,6 +62,9 @@
     X(SHMEM_CUDA_COUNT_LAUNCHES, BOOL, cuda_count_launches, "0",               \
       "cuda backend: count the library's kernel and host-function launches " \
       "and print them per PE at finalize")                                    \
+    X(SHMEM_HSA_LIBRARY, STR, hsa_library, "libhsa-runtime64.so.1",           \
+      "hsa backend: the hsa-runtime64 library to load (a path; the engine "  \
+      "model test/hsa/.libs/libhsamodel.so runs the backend without a GPU)") \
     X(SHMEM_DEV_FIFO_SLOTS, INT, dev_fifo_slots, "4096",                       \
       "device API: request FIFO slots per PE (power of two, 2 .. 2^20; 32 "  \
       "bytes each, pinned host memory)")                                      \

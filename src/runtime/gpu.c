@@ -58,6 +58,7 @@ void dsm_rt_device_pre_open(void)
         .coalesce = dsm_env.cuda_coalesce,
         .merge = dsm_env.cuda_merge,
         .count_launches = dsm_env.cuda_count_launches,
+        .hsa_library = dsm_env.hsa_library,
     };
     dsm_sdma_gpu_configure(&set);
 }

@@ -72,6 +72,8 @@ static void print_banner(void)
                dsm_net_provider() ? dsm_net_provider() : "");
     if (dsm_env.info)
         dsm_env_print();
+    if (dsm_env.info && dsm_sdma_describe(dsm_rt.sdma))
+        printf("sdma: %s\n", dsm_sdma_describe(dsm_rt.sdma));
     if (dsm_env.info && dsm_net_describe())
         printf("network: %s\n", dsm_net_describe());
     fflush(stdout);

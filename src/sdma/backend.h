@@ -9,7 +9,9 @@
  *   cuda  one CUstream per queue: COPY runs -> cuMemcpyBatchAsync, WAIT ->
  *         cuStreamWaitValue64, SIGNAL -> cuStreamWriteValue64, completion ->
  *         a 64-bit sequence written to pinned host memory after each batch
- *   hsa   hsa_amd_memory_async_copy with dependency signals as gates
+ *   hsa   SDMA queues (hsaKmtCreateQueue) fed with packets: COPY ->
+ *         COPY_LINEAR, WAIT -> POLL_REGMEM, SIGNAL -> FENCE, SIGNAL_ADD ->
+ *         ATOMIC add64, completion -> a FENCE of the queue's sequence
  */
 #ifndef DSM_SDMA_BACKEND_H
 #define DSM_SDMA_BACKEND_H
@@ -35,6 +37,9 @@ struct dsm_sdma_backend_ops {
      * queue itself where that is possible (cpu). */
     uint64_t (*poll)(dsm_sdma_queue_t *q, int help);
     uint32_t (*caps)(const dsm_sdma_t *s);
+    /* One line for SHMEM_INFO: how the engines are driven here (which
+     * queues, which library, which fallback), or NULL. */
+    const char *(*describe)(const dsm_sdma_t *s);
     /* GPU backends: their GPU memory (sdma.h) and its settings, given
      * before open. NULL for the others. */
     const dsm_sdma_gpu_ops_t *gpu;

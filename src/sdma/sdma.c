@@ -189,6 +189,11 @@ const char *dsm_sdma_backend_name(const dsm_sdma_t *s)
     return s->ops->name;
 }
 
+const char *dsm_sdma_describe(const dsm_sdma_t *s)
+{
+    return s->ops->describe ? s->ops->describe(s) : NULL;
+}
+
 uint32_t dsm_sdma_caps(const dsm_sdma_t *s)
 {
     return s->ops->caps(s);

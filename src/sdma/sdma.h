@@ -154,6 +154,8 @@ dsm_status_t dsm_sdma_open(const dsm_sdma_config_t *cfg, dsm_sdma_t **out);
 /* Wait for everything issued, stop threads, print stats if asked. */
 void dsm_sdma_close(dsm_sdma_t *s, int rank);
 const char *dsm_sdma_backend_name(const dsm_sdma_t *s);
+/* The backend's line for SHMEM_INFO, or NULL when it has none. */
+const char *dsm_sdma_describe(const dsm_sdma_t *s);
 uint32_t dsm_sdma_caps(const dsm_sdma_t *s);
 int dsm_sdma_num_engines(const dsm_sdma_t *s);
 
@@ -216,6 +218,8 @@ typedef struct dsm_sdma_gpu_settings {
     int merge;          /* merge adjacent copies of a run (SHMEM_CUDA_MERGE) */
     int count_launches; /* count the library's kernel and host-function
                          * launches (SHMEM_CUDA_COUNT_LAUNCHES) */
+    const char *hsa_library; /* hsa backend: hsa-runtime64 (or the engine
+                              * model) to load (SHMEM_HSA_LIBRARY) */
 } dsm_sdma_gpu_settings_t;
 
 /* ---- Device-initiated requests (the device API, issue #12) ----

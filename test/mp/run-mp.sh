@@ -24,7 +24,7 @@ prog=$1
 shift
 
 case "$prog" in
-*/test/unit/* | test/unit/*)
+*/test/unit/* | test/unit/* | */test/hsa/* | test/hsa/*)
     exec "$prog" "$@"
     ;;
 esac

@@ -1,0 +1,1022 @@
+/*
+ * hsa backend: AMD SDMA queues driven by packets (sdma_pkt.h).
+ *
+ * Every queue of the layer is one SDMA queue of the PE's GPU, created with
+ * hsaKmtCreateQueue(HSA_QUEUE_SDMA) on a ring in host memory locked for
+ * the GPU. Commands become packets:
+ *   COPY        COPY_LINEAR, split at DSM_SDMA_COPY_MAX bytes
+ *   BCAST       two COPY_LINEARs per piece (no native packet: emulated)
+ *   SWAP        three COPY_LINEARs per piece through a per-queue bounce
+ *               buffer (no native packet: emulated)
+ *   WAIT        POLL_REGMEM on the word's low dword as a 32-bit sequence
+ *               number (dsm_pkt_wait_seq), dropped when it already holds
+ *   SIGNAL      FENCE of the low dword, then FENCE of the high dword (a
+ *               64-bit reader never sees a value above the new one)
+ *   SIGNAL_ADD  ATOMIC add64
+ * and a batch ends with a FENCE of the queue's sequence (low 32 bits)
+ * into a host word, a TRAP that wakes this process's event thread, and one
+ * doorbell. A FENCE of the sequence also goes before every WAIT, so the
+ * commands before a gate complete while the queue waits there.
+ *
+ * Packets are written while the ring has room ("pumping", from submit and
+ * poll), never by waiting for room: a queue parked on a WAIT must not
+ * block the thread that will fire its trigger.
+ *
+ * Memory the engine touches is locked for the GPU (hsa_amd_memory_lock)
+ * while a command uses it and unlocked when the command retires.
+ *
+ * Where no SDMA queue can be created (the thunk missing, no rights on
+ * /dev/kfd, an old kernel) the backend falls back to ROCr's
+ * hsa_amd_memory_async_copy: each copy piece depends on the previous
+ * one's completion signal, so a queue stays in order; WAIT, SIGNAL and
+ * SIGNAL_ADD run on the host once the copies before them completed (no
+ * engine-side gating: prelaunched chains wait in the host). SHMEM_INFO
+ * says which of the two runs.
+ */
+#include "sdma/backend.h"
+#include "sdma/hsa/hsa_int.h"
+#include "sdma/hsa/sdma_pkt.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define RING_BYTES (256u * 1024u)
+#define SWAP_BOUNCE (64u * 1024u)
+#define POLL_INTERVAL 20u  /* POLL_REGMEM retry interval field */
+#define EVENT_WAIT_MS 100u
+/* Room kept at the end of every batch: the sequence FENCE, the TRAP and
+ * the padding before them. */
+#define BATCH_TAIL_DW (DSM_SDMA_FENCE_DW + DSM_SDMA_TRAP_DW + 2 * DSM_SDMA_MAX_PKT_DW)
+
+/* A range locked for the GPU, shared by the commands that use it. */
+typedef struct hsa_reg {
+    struct hsa_reg *next;
+    uintptr_t base;
+    size_t len;
+    char *agent; /* the GPU's address of base */
+    uint64_t refs;
+} hsa_reg_t;
+
+#define REGS_PER_CMD 3
+/* Async-copy fallback: copy pieces in flight per queue. */
+#define ASYNC_INFLIGHT 256
+
+typedef struct asig {
+    hsa_signal_t sig;
+    uint64_t upto; /* commands below this are done when sig reaches 0 */
+} asig_t;
+
+typedef struct hsaq {
+    dsm_sdma_ring_t ring;
+    uint32_t *ringbuf;
+    HsaQueueResource res;
+    int have_queue;
+    uint32_t *done; /* the sequence FENCE target */
+    char *bounce;   /* SWAP's staging buffer */
+    hsa_reg_t **regs; /* REGS_PER_CMD per command slot */
+    hsa_reg_t *ring_reg, *done_reg, *bounce_reg;
+    int enc_locked;   /* command `enc` holds its locks */
+    uint64_t enc_pub; /* enc as of the last doorbell (poll extends the
+                       * 32-bit sequence from it) */
+    pthread_mutex_t pump_lock;
+    uint64_t enc;     /* commands below this are fully encoded */
+    uint64_t enc_off; /* bytes of command `enc` already encoded */
+    uint64_t seen;    /* retire-walk cursor (wakes notified, regs put) */
+    int walking;
+    uint64_t batches;
+    uint64_t fallbacks;
+    /* Async-copy fallback: signals of the pieces in flight (FIFO), the
+     * last one (the next piece's dependency), commands completed. */
+    asig_t *asig;
+    uint64_t ahead, atail;
+    hsa_signal_t last_sig;
+    uint64_t adone;
+    uint64_t copies;
+} hsaq_t;
+
+typedef struct hsas {
+    dsm_sdma_t *s;
+    pthread_t event_thread;
+    int event_running;
+    volatile int stop;
+    HsaEvent *event;
+    pthread_mutex_t reg_lock;
+    hsa_reg_t *regs;
+} hsas_t;
+
+/* What probe found; kept until close so open does not load twice. */
+static struct {
+    dsm_hsa_api_t api;
+    int loaded;
+    hsa_agent_t gpu;
+    hsa_agent_t cpu;
+    uint32_t node;
+    int ngpus;
+    char name[64];
+    char why[256];
+    int async; /* no SDMA queue could be created: async copies */
+} g;
+
+static dsm_sdma_gpu_settings_t settings = {.device = -1};
+
+static void hsa_configure(const dsm_sdma_gpu_settings_t *set)
+{
+    settings = *set;
+}
+
+struct agent_walk {
+    int want;
+    int seen;
+};
+
+static hsa_status_t agent_cb(hsa_agent_t a, void *arg)
+{
+    struct agent_walk *w = arg;
+    hsa_device_type_t type;
+
+    if (g.api.agent_get_info(a, HSA_AGENT_INFO_DEVICE, &type) !=
+        HSA_STATUS_SUCCESS)
+        return HSA_STATUS_SUCCESS;
+    if (type == HSA_DEVICE_TYPE_CPU && !g.cpu.handle)
+        g.cpu = a;
+    if (type != HSA_DEVICE_TYPE_GPU)
+        return HSA_STATUS_SUCCESS;
+    if (w->seen++ == w->want || !g.gpu.handle)
+        g.gpu = a;
+    return HSA_STATUS_SUCCESS;
+}
+
+static dsm_status_t hsa_probe(void)
+{
+    struct agent_walk w;
+
+    if (g.loaded)
+        return DSM_OK;
+    if (dsm_hsa_api_load(&g.api, settings.hsa_library, g.why, sizeof(g.why)))
+        goto fail;
+    if (g.api.init() != HSA_STATUS_SUCCESS) {
+        snprintf(g.why, sizeof(g.why), "hsa_init failed (no GPU or /dev/kfd)");
+        goto fail_unload;
+    }
+    /* First pass counts the GPUs, second takes local rank modulo. */
+    memset(&w, 0, sizeof(w));
+    w.want = -1;
+    g.gpu.handle = 0;
+    g.api.iterate_agents(agent_cb, &w);
+    g.ngpus = w.seen;
+    if (!g.ngpus) {
+        snprintf(g.why, sizeof(g.why), "hsa_init succeeded but no GPU agent");
+        goto fail_shut;
+    }
+    memset(&w, 0, sizeof(w));
+    w.want = settings.device >= 0 ? (int)(settings.device % g.ngpus)
+                                  : settings.local_rank % g.ngpus;
+    g.gpu.handle = 0;
+    g.api.iterate_agents(agent_cb, &w);
+    if (g.api.agent_get_info(g.gpu,
+                             (hsa_agent_info_t)HSA_AMD_AGENT_INFO_DRIVER_NODE_ID,
+                             &g.node) != HSA_STATUS_SUCCESS)
+        g.node = 0;
+    if (g.api.agent_get_info(g.gpu, HSA_AGENT_INFO_NAME, g.name) !=
+        HSA_STATUS_SUCCESS)
+        snprintf(g.name, sizeof(g.name), "gpu");
+    g.name[sizeof(g.name) - 1] = 0;
+    g.loaded = 1;
+    return DSM_OK;
+
+fail_shut:
+    g.api.shut_down();
+fail_unload:
+    dsm_hsa_api_unload(&g.api);
+fail:
+    dsm_debug("hsa backend not usable: %s", g.why);
+    return DSM_ERR_NO_DEVICE;
+}
+
+/* ------------------------------------------------------------ memory */
+
+static hsa_reg_t *reg_get(hsas_t *hs, const void *p, size_t len)
+{
+    uintptr_t a = (uintptr_t)p, end = a + (len ? len : 1);
+    long pg = sysconf(_SC_PAGESIZE);
+    hsa_reg_t *r;
+    void *agent = NULL;
+
+    pthread_mutex_lock(&hs->reg_lock);
+    for (r = hs->regs; r; r = r->next)
+        if (a >= r->base && end <= r->base + r->len) {
+            r->refs++;
+            pthread_mutex_unlock(&hs->reg_lock);
+            return r;
+        }
+    r = calloc(1, sizeof(*r));
+    if (!r)
+        goto fail;
+    r->base = a & ~(uintptr_t)(pg - 1);
+    r->len = ((end + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1)) - r->base;
+    if (g.api.memory_lock((void *)r->base, r->len, &g.gpu, 1, &agent) !=
+        HSA_STATUS_SUCCESS) {
+        free(r);
+        goto fail;
+    }
+    r->agent = agent;
+    r->refs = 1;
+    r->next = hs->regs;
+    hs->regs = r;
+    pthread_mutex_unlock(&hs->reg_lock);
+    return r;
+fail:
+    pthread_mutex_unlock(&hs->reg_lock);
+    return NULL;
+}
+
+static void reg_put(hsas_t *hs, hsa_reg_t *r)
+{
+    hsa_reg_t **pp;
+
+    pthread_mutex_lock(&hs->reg_lock);
+    if (--r->refs == 0) {
+        for (pp = &hs->regs; *pp; pp = &(*pp)->next)
+            if (*pp == r) {
+                *pp = r->next;
+                break;
+            }
+        g.api.memory_unlock((void *)r->base);
+        free(r);
+    }
+    pthread_mutex_unlock(&hs->reg_lock);
+}
+
+/* The GPU's address of p inside r. */
+static uint64_t gva(const hsa_reg_t *r, const void *p)
+{
+    return (uint64_t)(uintptr_t)(r->agent + ((uintptr_t)p - r->base));
+}
+
+/* ------------------------------------------------------------ encoding */
+
+static void model_kick(volatile uint64_t *doorbell)
+{
+    g.api.model_kick(doorbell);
+}
+
+/* Dwords command c still needs from byte offset off on; *piece gets the
+ * bytes the next piece covers. */
+static uint32_t piece_dwords(const dsm_cmd_t *c, uint64_t off, size_t *piece)
+{
+    size_t left;
+
+    *piece = 0;
+    switch ((dsm_cmd_op_t)c->op) {
+    case DSM_CMD_COPY:
+    case DSM_CMD_BCAST:
+        left = c->u.copy.len - off;
+        if (!left)
+            return 0;
+        *piece = DSM_MIN(left, (size_t)DSM_SDMA_COPY_MAX);
+        return (c->op == DSM_CMD_COPY ? 1 : 2) * DSM_SDMA_COPY_DW;
+    case DSM_CMD_SWAP:
+        left = c->u.copy.len - off;
+        if (!left)
+            return 0;
+        *piece = DSM_MIN(left, (size_t)SWAP_BOUNCE);
+        return 3 * DSM_SDMA_COPY_DW;
+    case DSM_CMD_WAIT:
+        return DSM_SDMA_FENCE_DW + DSM_SDMA_WAIT_MAX_DW;
+    case DSM_CMD_SIGNAL:
+        return 2 * DSM_SDMA_FENCE_DW;
+    case DSM_CMD_SIGNAL_ADD:
+        return DSM_SDMA_ATOMIC_DW;
+    case DSM_CMD_NOP:
+    case DSM_CMD_LAST:
+        break;
+    }
+    return 0;
+}
+
+/* Lock what command c touches (once, at its first piece). Returns 0 when
+ * some of it cannot be made visible to the engine. */
+static int cmd_lock(hsas_t *hs, hsaq_t *hq, const dsm_cmd_t *c,
+                    uint64_t slot)
+{
+    hsa_reg_t **r = &hq->regs[slot * REGS_PER_CMD];
+
+    switch ((dsm_cmd_op_t)c->op) {
+    case DSM_CMD_COPY:
+    case DSM_CMD_BCAST:
+    case DSM_CMD_SWAP:
+        r[0] = reg_get(hs, c->u.copy.src, c->u.copy.len);
+        r[1] = reg_get(hs, c->u.copy.dst, c->u.copy.len);
+        r[2] = c->op == DSM_CMD_BCAST
+                   ? reg_get(hs, c->u.copy.dst2, c->u.copy.len)
+                   : NULL;
+        return r[0] && r[1] && (c->op != DSM_CMD_BCAST || r[2]);
+    case DSM_CMD_WAIT:
+    case DSM_CMD_SIGNAL:
+    case DSM_CMD_SIGNAL_ADD:
+        r[0] = reg_get(hs, c->u.sig.word, sizeof(uint64_t));
+        return r[0] != NULL;
+    case DSM_CMD_NOP:
+    case DSM_CMD_LAST:
+        break;
+    }
+    return 1;
+}
+
+static void cmd_unlock(hsas_t *hs, hsaq_t *hq, uint64_t slot)
+{
+    hsa_reg_t **r = &hq->regs[slot * REGS_PER_CMD];
+    for (int i = 0; i < REGS_PER_CMD; i++)
+        if (r[i]) {
+            reg_put(hs, r[i]);
+            r[i] = NULL;
+        }
+}
+
+/* Write one piece of command c (its packets are n dwords at w). */
+static uint32_t encode_piece(hsaq_t *hq, const dsm_cmd_t *c,
+                             uint64_t slot, uint64_t off, size_t piece,
+                             uint32_t *w, uint64_t seq)
+{
+    hsa_reg_t **r = &hq->regs[slot * REGS_PER_CMD];
+    const char *src = (const char *)c->u.copy.src + off;
+    char *dst = (char *)c->u.copy.dst + off;
+
+    switch ((dsm_cmd_op_t)c->op) {
+    case DSM_CMD_COPY:
+        dsm_pkt_copy_linear(w, gva(r[1], dst), gva(r[0], src),
+                            (uint32_t)piece);
+        return DSM_SDMA_COPY_DW;
+    case DSM_CMD_BCAST:
+        dsm_pkt_copy_linear(w, gva(r[1], dst), gva(r[0], src),
+                            (uint32_t)piece);
+        dsm_pkt_copy_linear(w + DSM_SDMA_COPY_DW,
+                            gva(r[2], (char *)c->u.copy.dst2 + off),
+                            gva(r[0], src), (uint32_t)piece);
+        return 2 * DSM_SDMA_COPY_DW;
+    case DSM_CMD_SWAP: {
+        /* a -> bounce, b -> a, bounce -> b: the engine runs a queue's
+         * packets in order. */
+        uint64_t b = gva(hq->bounce_reg, hq->bounce);
+        dsm_pkt_copy_linear(w, b, gva(r[0], src), (uint32_t)piece);
+        dsm_pkt_copy_linear(w + 7, gva(r[0], src), gva(r[1], dst),
+                            (uint32_t)piece);
+        dsm_pkt_copy_linear(w + 14, gva(r[1], dst), b, (uint32_t)piece);
+        return 3 * DSM_SDMA_COPY_DW;
+    }
+    case DSM_CMD_WAIT: {
+        uint32_t n = 0;
+        /* Commands before the gate complete while the queue waits. */
+        dsm_pkt_fence(w, gva(hq->done_reg, hq->done), (uint32_t)seq);
+        n += DSM_SDMA_FENCE_DW;
+        if (__atomic_load_n(c->u.sig.word, __ATOMIC_ACQUIRE) >= c->u.sig.value)
+            return n; /* already holds: nothing to poll */
+        n += dsm_pkt_wait_seq(w + n, gva(r[0], c->u.sig.word),
+                              (uint32_t)c->u.sig.value, POLL_INTERVAL);
+        return n;
+    }
+    case DSM_CMD_SIGNAL: {
+        uint64_t a = gva(r[0], c->u.sig.word);
+        dsm_pkt_fence(w, a, dsm_pkt_lo(c->u.sig.value));
+        dsm_pkt_fence(w + DSM_SDMA_FENCE_DW, a + 4,
+                      dsm_pkt_hi(c->u.sig.value));
+        return 2 * DSM_SDMA_FENCE_DW;
+    }
+    case DSM_CMD_SIGNAL_ADD:
+        dsm_pkt_atomic(w, DSM_SDMA_ATOMIC_ADD64, gva(r[0], c->u.sig.word),
+                       c->u.sig.value, 0);
+        return DSM_SDMA_ATOMIC_DW;
+    case DSM_CMD_NOP:
+    case DSM_CMD_LAST:
+        break;
+    }
+    return 0;
+}
+
+/* Packets in n dwords written by encode_piece (for the statistics). */
+static uint64_t count_packets(const uint32_t *w, uint32_t n)
+{
+    uint64_t k = 0;
+    for (uint32_t i = 0; i < n; k++) {
+        uint32_t d = dsm_pkt_dwords(w[i]);
+        i += d ? d : 1;
+    }
+    return k;
+}
+
+static int cmd_is_copy(const dsm_cmd_t *c)
+{
+    return c->op == DSM_CMD_COPY || c->op == DSM_CMD_BCAST ||
+           c->op == DSM_CMD_SWAP;
+}
+
+/* The engine's completed sequence (64-bit, from the FENCEd low dword). */
+static uint64_t engine_done(const hsaq_t *hq)
+{
+    if (g.async)
+        return __atomic_load_n(&hq->adone, __ATOMIC_ACQUIRE);
+    uint32_t lo = __atomic_load_n(hq->done, __ATOMIC_ACQUIRE);
+    uint64_t e = __atomic_load_n(&hq->enc_pub, __ATOMIC_ACQUIRE);
+    return e - (uint32_t)((uint32_t)e - lo);
+}
+
+/* Place n dwords at *pos, padding the ring's end with NOPs; 0 when past
+ * limit. */
+static uint32_t *place(dsm_sdma_ring_t *r, uint64_t *pos, uint32_t n,
+                       uint64_t limit)
+{
+    uint64_t off = *pos & (r->size - 1);
+    uint64_t pad = off + n * 4u > r->size ? r->size - off : 0;
+    if (*pos + pad + n * 4u > limit)
+        return NULL;
+    for (uint64_t b = 0; b < pad; b += 4)
+        dsm_pkt_nop(dsm_ring_at(r, *pos + b), 0);
+    *pos += pad;
+    return dsm_ring_at(r, *pos);
+}
+
+static void pump_async(dsm_sdma_queue_t *q);
+
+/* Encode what was submitted while the ring has room; one doorbell. */
+static void pump(dsm_sdma_queue_t *q)
+{
+    hsaq_t *hq = q->priv;
+    hsas_t *hs = q->sdma->priv;
+    dsm_sdma_ring_t *r = &hq->ring;
+    uint64_t sub, first, pos, limit;
+
+    if (__atomic_load_n(&hq->enc, __ATOMIC_ACQUIRE) ==
+            __atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&hq->ahead, __ATOMIC_ACQUIRE) ==
+            __atomic_load_n(&hq->atail, __ATOMIC_ACQUIRE))
+        return;
+    if (pthread_mutex_trylock(&hq->pump_lock))
+        return;
+    if (g.async) {
+        pump_async(q);
+        pthread_mutex_unlock(&hq->pump_lock);
+        return;
+    }
+    sub = __atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE);
+    first = pos = r->reserved;
+    limit = __atomic_load_n(r->rptr, __ATOMIC_ACQUIRE) + r->size -
+            BATCH_TAIL_DW * 4u;
+    while (hq->enc < sub) {
+        uint64_t slot = hq->enc & (q->depth - 1);
+        const dsm_cmd_t *c = &q->ring[slot];
+        size_t piece;
+        uint32_t ndw, n, *w;
+
+        if (!hq->enc_locked) {
+            if (!cmd_lock(hs, hq, c, slot)) {
+                /* The engine cannot reach this memory: the CPU runs the
+                 * command once the engine has finished everything
+                 * before it, and reports it done in the engine's place. */
+                cmd_unlock(hs, hq, slot);
+                if (pos != first || engine_done(hq) != hq->enc ||
+                    !dsm_sdma_exec_cpu(c))
+                    break;
+                hq->fallbacks++;
+                hq->enc++;
+                __atomic_store_n(&hq->enc_pub, hq->enc, __ATOMIC_RELEASE);
+                __atomic_store_n(hq->done, (uint32_t)hq->enc,
+                                 __ATOMIC_RELEASE);
+                continue;
+            }
+            hq->enc_locked = 1;
+        }
+        ndw = piece_dwords(c, hq->enc_off, &piece);
+        if (ndw) {
+            w = place(r, &pos, ndw, limit);
+            if (!w)
+                break; /* ring full: the rest when the engine moves on */
+            n = encode_piece(hq, c, slot, hq->enc_off, piece, w, hq->enc);
+            r->packets += count_packets(w, n);
+            pos += n * 4u;
+        }
+        hq->enc_off += piece;
+        if (!cmd_is_copy(c) || hq->enc_off >= c->u.copy.len) {
+            hq->enc++;
+            hq->enc_off = 0;
+            hq->enc_locked = 0;
+        }
+    }
+    if (pos != first) {
+        uint32_t *w = place(r, &pos, DSM_SDMA_FENCE_DW, UINT64_MAX);
+        /* Completion: the sequence of the last whole command. */
+        dsm_pkt_fence(w, gva(hq->done_reg, hq->done), (uint32_t)hq->enc);
+        pos += DSM_SDMA_FENCE_DW * 4u;
+        w = place(r, &pos, DSM_SDMA_TRAP_DW, UINT64_MAX);
+        dsm_pkt_trap(w, hs->event ? hs->event->EventId : 0);
+        pos += DSM_SDMA_TRAP_DW * 4u;
+        r->packets += 2;
+        r->reserved = pos;
+        __atomic_store_n(&hq->enc_pub, hq->enc, __ATOMIC_RELEASE);
+        dsm_ring_commit(r, first, pos);
+        hq->batches++;
+    }
+    pthread_mutex_unlock(&hq->pump_lock);
+}
+
+/* ---- the async-copy fallback ---- */
+
+/* Retire the pieces whose signal reached 0 (in order). A signal is
+ * destroyed only once the piece that depends on it (the next one) has
+ * completed too: the engine may still read it before starting that one. */
+static void async_reap(hsaq_t *hq)
+{
+    while (hq->ahead != hq->atail) {
+        asig_t *a = &hq->asig[hq->ahead % ASYNC_INFLIGHT];
+        asig_t *next = &hq->asig[(hq->ahead + 1) % ASYNC_INFLIGHT];
+        if (g.api.signal_load(a->sig) > 0)
+            break;
+        if (a->upto > hq->adone)
+            __atomic_store_n(&hq->adone, a->upto, __ATOMIC_RELEASE);
+        if (hq->ahead + 1 != hq->atail && g.api.signal_load(next->sig) > 0)
+            break;
+        if (a->sig.handle == hq->last_sig.handle)
+            hq->last_sig.handle = 0;
+        g.api.signal_destroy(a->sig);
+        __atomic_store_n(&hq->ahead, hq->ahead + 1, __ATOMIC_RELEASE);
+    }
+}
+
+/* One copy after everything before it in this queue. */
+static int async_copy(hsaq_t *hq, void *dst, const void *src, size_t n,
+                      uint64_t upto)
+{
+    hsa_signal_t sig;
+    asig_t *a;
+
+    if (g.api.signal_create(1, 0, NULL, &sig) != HSA_STATUS_SUCCESS)
+        return 0;
+    if (g.api.async_copy(dst, g.gpu, src, g.gpu, n, hq->last_sig.handle ? 1 : 0,
+                         hq->last_sig.handle ? &hq->last_sig : NULL,
+                         sig) != HSA_STATUS_SUCCESS) {
+        g.api.signal_destroy(sig);
+        return 0;
+    }
+    a = &hq->asig[hq->atail % ASYNC_INFLIGHT];
+    a->sig = sig;
+    a->upto = upto;
+    hq->last_sig = sig;
+    __atomic_store_n(&hq->atail, hq->atail + 1, __ATOMIC_RELEASE);
+    hq->copies++;
+    return 1;
+}
+
+static void pump_async(dsm_sdma_queue_t *q)
+{
+    hsaq_t *hq = q->priv;
+    hsas_t *hs = q->sdma->priv;
+    uint64_t sub = __atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE);
+
+    async_reap(hq);
+    while (hq->enc < sub) {
+        uint64_t slot = hq->enc & (q->depth - 1);
+        const dsm_cmd_t *c = &q->ring[slot];
+        hsa_reg_t **r = &hq->regs[slot * REGS_PER_CMD];
+        size_t piece, n;
+        int copy = cmd_is_copy(c), ok = 1;
+
+        if (copy && !hq->enc_locked) {
+            if (!cmd_lock(hs, hq, c, slot)) {
+                cmd_unlock(hs, hq, slot);
+                copy = 0; /* the CPU copies, in order, below */
+            } else {
+                hq->enc_locked = 1;
+            }
+        }
+        if (copy) {
+            if (!piece_dwords(c, hq->enc_off, &piece)) {
+                piece = 0;
+            } else if (hq->atail - hq->ahead + 3 > ASYNC_INFLIGHT) {
+                break; /* enough in flight */
+            } else {
+                const char *src = (const char *)c->u.copy.src + hq->enc_off;
+                char *dst = (char *)c->u.copy.dst + hq->enc_off;
+                int last = hq->enc_off + piece >= c->u.copy.len;
+                uint64_t upto = last ? hq->enc + 1 : hq->enc;
+                n = piece;
+                if (c->op == DSM_CMD_COPY) {
+                    ok = async_copy(hq, (void *)gva(r[1], dst),
+                                    (const void *)gva(r[0], src), n, upto);
+                } else if (c->op == DSM_CMD_BCAST) {
+                    char *d2 = (char *)c->u.copy.dst2 + hq->enc_off;
+                    ok = async_copy(hq, (void *)gva(r[1], dst),
+                                    (const void *)gva(r[0], src), n, hq->enc) &&
+                         async_copy(hq, (void *)gva(r[2], d2),
+                                    (const void *)gva(r[0], src), n, upto);
+                } else {
+                    void *b = (void *)gva(hq->bounce_reg, hq->bounce);
+                    ok = async_copy(hq, b, (const void *)gva(r[0], src), n,
+                                    hq->enc) &&
+                         async_copy(hq, (void *)gva(r[0], src),
+                                    (const void *)gva(r[1], dst), n,
+                                    hq->enc) &&
+                         async_copy(hq, (void *)gva(r[1], dst), b, n, upto);
+                }
+                if (!ok) {
+                    dsm_log_error("hsa backend: hsa_amd_memory_async_copy "
+                                  "of %zu bytes failed", n);
+                    abort();
+                }
+            }
+            hq->enc_off += piece;
+            if (hq->enc_off < c->u.copy.len)
+                continue;
+            if (!piece) {
+                /* Empty: done when everything before it is. */
+                if (hq->ahead != hq->atail)
+                    break;
+                __atomic_store_n(&hq->adone, hq->enc + 1, __ATOMIC_RELEASE);
+            }
+        } else {
+            /* WAIT, SIGNAL, SIGNAL_ADD (and copies the engine cannot
+             * reach): on the host, after the copies before them. */
+            if (hq->ahead != hq->atail || !dsm_sdma_exec_cpu(c))
+                break;
+            if (cmd_is_copy(c))
+                hq->fallbacks++;
+            __atomic_store_n(&hq->adone, hq->enc + 1, __ATOMIC_RELEASE);
+        }
+        hq->enc++;
+        hq->enc_off = 0;
+        hq->enc_locked = 0;
+    }
+    __atomic_store_n(&hq->enc_pub, hq->enc, __ATOMIC_RELEASE);
+}
+
+static void hsa_submit(dsm_sdma_queue_t *q, uint64_t upto)
+{
+    (void)upto;
+    pump(q);
+}
+
+static uint64_t hsa_poll(dsm_sdma_queue_t *q, int help)
+{
+    hsaq_t *hq = q->priv;
+    hsas_t *hs = q->sdma->priv;
+    uint64_t done, i;
+
+    (void)help;
+    pump(q);
+    done = engine_done(hq);
+    /* Completions are reported only once walked: the walk notifies the
+     * sleepers of signals the engine delivered and unlocks the memory,
+     * and the slot may not be reused before. */
+    if (done > __atomic_load_n(&hq->seen, __ATOMIC_ACQUIRE) &&
+        !__atomic_exchange_n(&hq->walking, 1, __ATOMIC_ACQUIRE)) {
+        for (i = hq->seen; i < done; i++) {
+            uint64_t slot = i & (q->depth - 1);
+            const dsm_cmd_t *c = &q->ring[slot];
+            if (c->wake)
+                dsm_wake_notify(c->wake);
+            if (c->wake_app)
+                dsm_wake_notify(c->wake_app);
+            cmd_unlock(hs, hq, slot);
+        }
+        __atomic_store_n(&hq->seen, done, __ATOMIC_RELEASE);
+        __atomic_store_n(&q->completed, done, __ATOMIC_RELEASE);
+        __atomic_store_n(&hq->walking, 0, __ATOMIC_RELEASE);
+        dsm_wake_notify(q->sdma->app_wake);
+        /* Space freed in the ring: what was held back goes now. */
+        pump(q);
+    }
+    return __atomic_load_n(&hq->seen, __ATOMIC_ACQUIRE);
+}
+
+/* ------------------------------------------------------------ events */
+
+/* The TRAP at the end of each batch raises the event; this thread turns
+ * it into the layer's wake-ups (the proxy retires, waiters re-check). */
+static int async_busy(void *arg)
+{
+    hsas_t *hs = arg;
+    dsm_sdma_t *s = hs->s;
+    int nq = __atomic_load_n(&s->num_queues, __ATOMIC_ACQUIRE);
+    if (hs->stop)
+        return 1;
+    for (int i = 0; i < nq; i++) {
+        hsaq_t *hq = s->queues[i]->priv;
+        if (hq && (__atomic_load_n(&hq->ahead, __ATOMIC_ACQUIRE) !=
+                       __atomic_load_n(&hq->atail, __ATOMIC_ACQUIRE) ||
+                   __atomic_load_n(&hq->enc, __ATOMIC_ACQUIRE) !=
+                       __atomic_load_n(&s->queues[i]->submitted,
+                                       __ATOMIC_ACQUIRE)))
+            return 1;
+    }
+    return 0;
+}
+
+static void *event_main(void *arg)
+{
+    hsas_t *hs = arg;
+    dsm_sdma_t *s = hs->s;
+
+    while (!hs->stop) {
+        int nq, i, moved = 0;
+        if (!g.async)
+            g.api.wait_on_event(hs->event, EVENT_WAIT_MS);
+        else if (async_busy(hs))
+            sched_yield(); /* no interrupt for async copies: poll them */
+        else
+            dsm_wake_sleep(s->wake, async_busy, hs,
+                           (uint64_t)EVENT_WAIT_MS * 1000000ull);
+        nq = __atomic_load_n(&s->num_queues, __ATOMIC_ACQUIRE);
+        for (i = 0; i < nq; i++) {
+            dsm_sdma_queue_t *q = s->queues[i];
+            hsaq_t *hq = q->priv;
+            if (!hq)
+                continue;
+            uint64_t before = __atomic_load_n(&hq->seen, __ATOMIC_ACQUIRE);
+            if (hsa_poll(q, 0) != before)
+                moved = 1;
+        }
+        if (moved) {
+            dsm_wake_notify(s->wake);
+            dsm_wake_notify(s->app_wake);
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ open */
+
+/* Whether this process may create an SDMA queue (rights on /dev/kfd, a
+ * kernel that offers them): one is created and destroyed. */
+static int queue_possible(hsas_t *hs)
+{
+    HsaQueueResource res;
+    void *ring = NULL;
+    hsa_reg_t *reg;
+    HSAKMT_STATUS st;
+
+    if (posix_memalign(&ring, 4096, 4096))
+        return 0;
+    memset(ring, 0, 4096);
+    reg = reg_get(hs, ring, 4096);
+    if (!reg) {
+        free(ring);
+        snprintf(g.why, sizeof(g.why), "hsa_amd_memory_lock failed");
+        return 0;
+    }
+    memset(&res, 0, sizeof(res));
+    st = g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
+                            HSA_QUEUE_PRIORITY_MAXIMUM, ring, 4096, NULL, &res);
+    if (st == HSAKMT_STATUS_SUCCESS)
+        g.api.destroy_queue(res.QueueId);
+    else
+        snprintf(g.why, sizeof(g.why),
+                 "hsaKmtCreateQueue(node %u, HSA_QUEUE_SDMA) failed with "
+                 "status %d", (unsigned)g.node, (int)st);
+    reg_put(hs, reg);
+    free(ring);
+    return st == HSAKMT_STATUS_SUCCESS;
+}
+
+static dsm_status_t hsa_open(dsm_sdma_t *s)
+{
+    hsas_t *hs;
+    HsaEventDescriptor ed;
+
+    if (!g.loaded && hsa_probe() != DSM_OK)
+        return DSM_ERR_NO_DEVICE;
+    hs = calloc(1, sizeof(*hs));
+    if (!hs)
+        return DSM_ERR_NOMEM;
+    hs->s = s;
+    pthread_mutex_init(&hs->reg_lock, NULL);
+    g.async = 0;
+    if (!g.api.create_queue || g.api.kmt_open() != HSAKMT_STATUS_SUCCESS) {
+        g.async = 1;
+        snprintf(g.why, sizeof(g.why), "%s",
+                 g.api.create_queue ? "hsaKmtOpenKFD failed"
+                                    : "no hsaKmt* entry points");
+    } else if (!queue_possible(hs)) {
+        g.async = 1;
+        g.api.kmt_close();
+    }
+    if (g.async) {
+        if (!g.api.async_copy || !g.api.signal_create ||
+            !g.api.signal_destroy || !g.api.signal_load) {
+            dsm_log_error("hsa backend: no SDMA queue (%s) and no "
+                          "hsa_amd_memory_async_copy to fall back to", g.why);
+            goto err_free;
+        }
+        dsm_debug("hsa backend: no SDMA queue (%s): async copies", g.why);
+        goto start;
+    }
+    memset(&ed, 0, sizeof(ed));
+    ed.EventType = HSA_EVENTTYPE_SIGNAL;
+    ed.NodeId = g.node;
+    if (g.api.create_event(&ed, false, false, &hs->event) !=
+        HSAKMT_STATUS_SUCCESS) {
+        dsm_log_error("hsa backend: hsaKmtCreateEvent failed");
+        g.api.kmt_close();
+        goto err_free;
+    }
+start:
+    s->priv = hs;
+    if (pthread_create(&hs->event_thread, NULL, event_main, hs) == 0) {
+        hs->event_running = 1;
+        pthread_setname_np(hs->event_thread, "dsm-hsa-event");
+    }
+    return DSM_OK;
+
+err_free:
+    pthread_mutex_destroy(&hs->reg_lock);
+    free(hs);
+    return DSM_ERR_NO_DEVICE;
+}
+
+static void queue_teardown(hsas_t *hs, dsm_sdma_queue_t *q)
+{
+    hsaq_t *hq = q->priv;
+
+    if (!hq)
+        return;
+    if (hq->have_queue)
+        g.api.destroy_queue(hq->res.QueueId);
+    /* Copies in flight finish (each depends only on earlier ones). */
+    while (hq->asig && hq->ahead != hq->atail) {
+        async_reap(hq);
+        sched_yield();
+    }
+    free(hq->asig);
+    /* Chains that never fired still hold their memory. */
+    for (uint64_t i = 0; i < q->depth * REGS_PER_CMD; i++)
+        if (hq->regs && hq->regs[i])
+            reg_put(hs, hq->regs[i]);
+    if (hq->bounce_reg)
+        reg_put(hs, hq->bounce_reg);
+    if (hq->done_reg)
+        reg_put(hs, hq->done_reg);
+    if (hq->ring_reg)
+        reg_put(hs, hq->ring_reg);
+    pthread_mutex_destroy(&hq->pump_lock);
+    free(hq->regs);
+    free(hq->bounce);
+    free(hq->done);
+    free(hq->ringbuf);
+    free(hq);
+    q->priv = NULL;
+}
+
+static void print_queue_stats(dsm_sdma_queue_t *q)
+{
+    hsaq_t *hq = q->priv;
+    fprintf(stderr,
+            "dmashmem: hsa stats PE %d queue %d (engine %d%s): packets %llu "
+            "doorbells %llu batches %llu commands %llu cpu-run %llu%s\n",
+            dsm_log_pe, q->index, q->engine, q->chain ? ", chains" : "",
+            (unsigned long long)(g.async ? hq->copies : hq->ring.packets),
+            (unsigned long long)hq->ring.doorbells,
+            (unsigned long long)hq->batches,
+            (unsigned long long)q->stats.commands,
+            (unsigned long long)hq->fallbacks,
+            g.async ? " (async copies: packets = hsa_amd_memory_async_copy "
+                      "calls)"
+                    : "");
+}
+
+static void hsa_close(dsm_sdma_t *s)
+{
+    hsas_t *hs = s->priv;
+    int i;
+
+    hs->stop = 1;
+    if (hs->event_running) {
+        if (!g.async && g.api.set_event)
+            g.api.set_event(hs->event);
+        dsm_wake_notify(s->wake);
+        pthread_join(hs->event_thread, NULL);
+    }
+    for (i = 0; i < s->num_queues; i++) {
+        if (s->cfg.stats && s->queues[i]->priv)
+            print_queue_stats(s->queues[i]);
+        queue_teardown(hs, s->queues[i]);
+    }
+    if (!g.async) {
+        g.api.destroy_event(hs->event);
+        g.api.kmt_close();
+    }
+    pthread_mutex_destroy(&hs->reg_lock);
+    free(hs);
+    s->priv = NULL;
+    g.api.shut_down();
+    dsm_hsa_api_unload(&g.api);
+    g.loaded = 0;
+}
+
+static dsm_status_t hsa_queue_init(dsm_sdma_queue_t *q)
+{
+    hsas_t *hs = q->sdma->priv;
+    hsaq_t *hq;
+    HSAKMT_STATUS st;
+
+    if (posix_memalign((void **)&hq, DSM_CACHELINE, sizeof(*hq)))
+        return DSM_ERR_NOMEM;
+    memset(hq, 0, sizeof(*hq));
+    pthread_mutex_init(&hq->pump_lock, NULL);
+    q->priv = hq;
+    if (posix_memalign((void **)&hq->ringbuf, 4096, RING_BYTES) ||
+        posix_memalign((void **)&hq->done, DSM_CACHELINE, DSM_CACHELINE) ||
+        posix_memalign((void **)&hq->bounce, 4096, SWAP_BOUNCE))
+        goto err;
+    memset(hq->ringbuf, 0, RING_BYTES);
+    memset(hq->done, 0, DSM_CACHELINE);
+    hq->regs = calloc(q->depth * REGS_PER_CMD, sizeof(*hq->regs));
+    hq->ring_reg = reg_get(hs, hq->ringbuf, RING_BYTES);
+    hq->done_reg = reg_get(hs, hq->done, sizeof(uint32_t));
+    hq->bounce_reg = reg_get(hs, hq->bounce, SWAP_BOUNCE);
+    if (!hq->regs || !hq->ring_reg || !hq->done_reg || !hq->bounce_reg)
+        goto err;
+    if (g.async) {
+        hq->asig = calloc(ASYNC_INFLIGHT, sizeof(*hq->asig));
+        return hq->asig ? DSM_OK : DSM_ERR_NOMEM;
+    }
+    st = g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
+                            HSA_QUEUE_PRIORITY_MAXIMUM, hq->ringbuf,
+                            RING_BYTES, NULL, &hq->res);
+    if (st != HSAKMT_STATUS_SUCCESS) {
+        dsm_log_error("hsa backend: hsaKmtCreateQueue(node %u, "
+                      "HSA_QUEUE_SDMA) failed with status %d",
+                      (unsigned)g.node, (int)st);
+        goto err;
+    }
+    hq->have_queue = 1;
+    hq->ring.buf = hq->ringbuf;
+    hq->ring.size = RING_BYTES;
+    hq->ring.rptr = hq->res.Queue_read_ptr_aql;
+    hq->ring.wptr = hq->res.Queue_write_ptr_aql;
+    hq->ring.doorbell = hq->res.Queue_DoorBell_aql;
+    hq->ring.reserved = hq->ring.committed = *hq->ring.wptr;
+    if (g.api.model && g.api.model_kick)
+        hq->ring.kick = model_kick;
+    return DSM_OK;
+
+err:
+    queue_teardown(hs, q);
+    return DSM_ERR_NOMEM;
+}
+
+static void hsa_queue_fini(dsm_sdma_queue_t *q)
+{
+    /* close() tore the queues down; this is the error path before it. */
+    if (q->priv && q->sdma->priv)
+        queue_teardown(q->sdma->priv, q);
+}
+
+static uint32_t hsa_caps(const dsm_sdma_t *s)
+{
+    (void)s;
+    /* BCAST and SWAP are emulated with COPY_LINEARs: no NATIVE bits. */
+    return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_SIGNAL_ADD;
+}
+
+static const char *hsa_describe(const dsm_sdma_t *s)
+{
+    static char buf[768];
+    if (g.async) {
+        snprintf(buf, sizeof(buf),
+                 "hsa: hsa_amd_memory_async_copy on %s (%d GPU%s), no SDMA "
+                 "queue (%s): WAIT/SIGNAL run on the host%s",
+                 g.name, g.ngpus, g.ngpus == 1 ? "" : "s", g.why,
+                 g.api.model ? "; ENGINE MODEL (no GPU: copies executed on "
+                               "the host)"
+                             : "");
+        return buf;
+    }
+    snprintf(buf, sizeof(buf),
+             "hsa: %d SDMA queue%s through hsaKmtCreateQueue(HSA_QUEUE_SDMA) "
+             "on %s (KFD node %u, %d GPU%s), thunk from %s%s%s",
+             s->num_queues, s->num_queues == 1 ? "" : "s", g.name,
+             (unsigned)g.node, g.ngpus, g.ngpus == 1 ? "" : "s",
+             g.api.kmt_from ? g.api.kmt_from : "?",
+             g.api.create_queue_ext ? ", hsaKmtCreateQueueExt present" : "",
+             g.api.model ? "; ENGINE MODEL (no GPU: packets executed on "
+                           "the host)"
+                         : "");
+    return buf;
+}
+
+const dsm_sdma_backend_ops_t dsm_sdma_hsa_ops = {
+    .size = sizeof(dsm_sdma_backend_ops_t),
+    .name = "hsa",
+    .probe = hsa_probe,
+    .open = hsa_open,
+    .close = hsa_close,
+    .queue_init = hsa_queue_init,
+    .queue_fini = hsa_queue_fini,
+    .submit = hsa_submit,
+    .poll = hsa_poll,
+    .caps = hsa_caps,
+    .describe = hsa_describe,
+    .gpu_configure = hsa_configure,
+};

@@ -1,0 +1,71 @@
+#!/bin/bash
+# The hsa backend over the SDMA engine model (no AMD GPU here):
+#  1. multi-PE programs (RMA, AMOs, signals, collectives with gated chains,
+#     contexts, threads) pass with SHMEM_SDMA_BACKEND=hsa on 2 and 4 PEs
+#     (quickstart runs the whole suite this way; this is the part that
+#     `make check` runs every time);
+#  2. SHMEM_INFO names the hsa queues and says the engine model runs;
+#  3. SHMEM_SDMA_STATS prints packets, doorbells and batches per queue;
+#  4. a job whose hsa library cannot be loaded fails at init with one line
+#     when SHMEM_SDMA_BACKEND=hsa is asked for;
+#  5. where no SDMA queue can be created (HSA_MODEL_NO_QUEUES=1 makes the
+#     model's hsaKmtCreateQueue fail) the backend falls back to
+#     hsa_amd_memory_async_copy, says so in SHMEM_INFO, and the programs
+#     still pass.
+. "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
+
+MODEL=$top_builddir/test/hsa/.libs/libhsamodel.so
+if [ ! -f "$MODEL" ]; then
+    echo "SKIP: the engine model $MODEL is not built"
+    exit 77
+fi
+MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
+export SHMEM_SDMA_BACKEND=hsa SHMEM_HSA_LIBRARY=$MODEL
+B=$top_builddir/test/mp
+
+# --- 1
+for prog in ${HSA_SUITE_PROGS:-rma_types rma_nbi fence wait amo_types \
+        signal_ops coll_fcollect coll_alltoall coll_bcast coll_reduce \
+        coll_sync coll_persist team_split ctx_ops lock_counter \
+        thread_multiple nbi_progress}; do
+    [ -x "$B/$prog" ] || continue
+    for n in 2 4; do
+        run "$LAUNCHER" -n "$n" --timeout 120 "$B/$prog" "$MARK"
+        expect_rc 0 "$prog on $n PEs (hsa backend over the model)"
+    done
+done
+
+# --- 2
+run env SHMEM_INFO=1 "$LAUNCHER" -n 2 --timeout 60 "$B/rma_types" "$MARK"
+expect_rc 0 "SHMEM_INFO run"
+printf '%s\n' "$OUT" | grep -q "^sdma: hsa: .*SDMA queue.*ENGINE MODEL" ||
+    fail "SHMEM_INFO does not describe the hsa queues over the model"
+
+# --- 3
+run env SHMEM_SDMA_STATS=1 "$LAUNCHER" -n 2 --timeout 60 "$B/coll_fcollect" "$MARK"
+expect_rc 0 "SHMEM_SDMA_STATS run"
+for pe in 0 1; do
+    printf '%s\n' "$ERR" | grep -q "hsa stats PE $pe queue [0-9]* ([^)]*): packets [1-9][0-9]* doorbells [1-9][0-9]* batches [1-9]" ||
+        fail "no per-queue packet/doorbell/batch line for PE $pe"
+done
+
+# --- 4
+run env SHMEM_HSA_LIBRARY=/nonexistent/libhsa-runtime64.so.1 \
+    "$LAUNCHER" -n 2 --timeout 60 "$B/rma_types" "$MARK"
+expect_fail "hsa asked for without its library"
+expect_err "SHMEM_SDMA_BACKEND=hsa" "the refusal names the setting"
+# --- 5
+run env HSA_MODEL_NO_QUEUES=1 SHMEM_INFO=1 "$LAUNCHER" -n 2 --timeout 60 \
+    "$B/rma_types" "$MARK"
+expect_rc 0 "async-copy fallback"
+printf '%s\n' "$OUT" | grep -q "^sdma: hsa: hsa_amd_memory_async_copy .*no SDMA queue (hsaKmtCreateQueue" ||
+    fail "SHMEM_INFO does not name the async-copy fallback and why"
+for prog in rma_nbi coll_fcollect coll_alltoall coll_persist signal_ops; do
+    [ -x "$B/$prog" ] || continue
+    for n in 2 4; do
+        run env HSA_MODEL_NO_QUEUES=1 "$LAUNCHER" -n "$n" --timeout 120 \
+            "$B/$prog" "$MARK"
+        expect_rc 0 "$prog on $n PEs (async-copy fallback over the model)"
+    done
+done
+echo "PASS"
