@@ -143,5 +143,9 @@ void *shmemalign(size_t alignment, size_t size);
     !defined(__cplusplus)
 #include <shmem/generic.h>
 #endif
+/* The same names as C++ overloads (C++11: variadic forwarding templates). */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#include <shmem/cxx.h>
+#endif
 
 #endif /* SHMEM_H */

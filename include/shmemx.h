@@ -16,6 +16,34 @@
 typedef struct dsm_coll_req *shmemx_req_t;
 #define SHMEMX_HAVE_PERSISTENT_COLL 1
 
+/* ---- SOS compatibility (shmemx_sos(3)) ----
+ * Programs written for Sandia OpenSHMEM test these before defining their
+ * own fallbacks (e.g. a static shmemx_wtime). */
+#define HAVE_SHMEMX_WTIME 1
+/* shmem_malloc_with_hints: SOS's hint to leave out the allocation's
+ * closing barrier. Accepted; dmashmem keeps the barrier, where the PEs
+ * agree on the result (every PE gets the block or every PE NULL). */
+#define SHMEMX_MALLOC_NO_BARRIER (1L << 2)
+/* The PEs on this node: the PEs whose memory this PE maps, which is
+ * SHMEM_TEAM_SHARED here (a real handle, as in SOS). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern shmem_team_t SHMEMX_TEAM_NODE;
+#ifdef __cplusplus
+}
+#endif
+/* SOS's performance counters, filled by shmemx_pcntr_get_all. */
+typedef struct {
+    uint64_t pending_put;   /* = shmemx_pcntr_get_issued_write */
+    uint64_t pending_get;   /* = shmemx_pcntr_get_issued_read */
+    uint64_t completed_put; /* = shmemx_pcntr_get_completed_write */
+    uint64_t completed_get; /* = shmemx_pcntr_get_completed_read */
+    uint64_t target;        /* = shmemx_pcntr_get_completed_target */
+} shmemx_pcntr_t;
+#define SHMEMX_SIGNAL_SET SHMEM_SIGNAL_SET
+#define SHMEMX_SIGNAL_ADD SHMEM_SIGNAL_ADD
+
 /* GPU memory (cuda backend): shmem_malloc_with_hints(size,
  * SHMEMX_MALLOC_DEVICE) allocates from the symmetric heap in this PE's GPU
  * (shmemx_malloc_device(3)). The on-stream routines take a CUstream or a
@@ -34,6 +62,15 @@ typedef struct dsm_coll_req *shmemx_req_t;
 #define SHMEM_FN(name) shmemx_##name
 #include <shmem/apix.h>
 #undef SHMEM_FN
+
+/* The generic SOS names, as the standard generic ones (C11 or C++). */
+#if (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L) ||            \
+    (defined(__cplusplus) && __cplusplus >= 201103L)
+#define shmemx_ibput shmem_ibput
+#define shmemx_ibget shmem_ibget
+#define shmemx_sum_inscan shmem_sum_inscan
+#define shmemx_sum_exscan shmem_sum_exscan
+#endif
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

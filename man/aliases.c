@@ -185,6 +185,39 @@ SHMEM_TYPES_RMA(SIGNAL_TYPED_ALIASES)
     ALIAS shmem_ctx_ibget##BITS shmem_ibput ;
 SHMEM_SIZES(SIGNAL_SIZED_ALIASES)
 
+/* ---- Sandia OpenSHMEM names (shmemx_sos(3), shmemx_pcntr(3)) ---- */
+#define SOS_IB_TYPED(T, N)                                                     \
+    ALIAS shmemx_##N##_ibput shmemx_sos ;                                      \
+    ALIAS shmemx_ctx_##N##_ibput shmemx_sos ;                                  \
+    ALIAS shmemx_##N##_ibget shmemx_sos ;                                      \
+    ALIAS shmemx_ctx_##N##_ibget shmemx_sos ;
+SHMEM_TYPES_RMA(SOS_IB_TYPED)
+#define SOS_IB_SIZED(BITS, BYTES, T)                                           \
+    ALIAS shmemx_ibput##BITS shmemx_sos ;                                      \
+    ALIAS shmemx_ctx_ibput##BITS shmemx_sos ;                                  \
+    ALIAS shmemx_ibget##BITS shmemx_sos ;                                      \
+    ALIAS shmemx_ctx_ibget##BITS shmemx_sos ;
+SHMEM_SIZES(SOS_IB_SIZED)
+#define SOS_SCAN(T, N)                                                         \
+    ALIAS shmemx_##N##_sum_inscan shmemx_sos ;                                 \
+    ALIAS shmemx_##N##_sum_exscan shmemx_sos ;
+SHMEM_TYPES_REDUCE_ARITH(SOS_SCAN)
+ALIAS shmemx_ibput shmemx_sos ;
+ALIAS shmemx_ibget shmemx_sos ;
+ALIAS shmemx_sum_inscan shmemx_sos ;
+ALIAS shmemx_sum_exscan shmemx_sos ;
+ALIAS shmemx_signal_add shmemx_sos ;
+ALIAS shmemx_ctx_signal_add shmemx_sos ;
+ALIAS shmemx_signal_set shmemx_sos ;
+ALIAS shmemx_ctx_signal_set shmemx_sos ;
+ALIAS shmemx_register_gettid shmemx_sos ;
+ALIAS shmemx_pcntr_get_issued_write shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_completed_write shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_issued_read shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_completed_read shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_completed_target shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_all shmemx_pcntr ;
+
 /* The deprecated shmem_TYPENAME_wait types (api_amo.h's table). */
 #define WAIT_DEPRECATED_ALIASES(T, N) ALIAS shmem_##N##_wait shmem_wait ;
 WAIT_DEPRECATED_ALIASES(short, short)

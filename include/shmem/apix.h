@@ -51,6 +51,72 @@ int SHMEM_FN(req_start)(shmemx_req_t req);
 int SHMEM_FN(req_wait)(shmemx_req_t req);
 int SHMEM_FN(req_free)(shmemx_req_t req);
 
+/* ---- SOS compatibility (shmemx_sos(3)): the names Sandia OpenSHMEM gave
+ * routines before OpenSHMEM 1.6 made them standard. Each is the standard
+ * routine under the SOS name. ---- */
+#define SHMEMX_DECL_IB_T(T, N)                                                 \
+    void SHMEM_FN(N##_ibput)(T * dest, const T *source, ptrdiff_t dst,        \
+                             ptrdiff_t sst, size_t bsize, size_t nblocks,      \
+                             int pe);                                          \
+    void SHMEM_FN(ctx_##N##_ibput)(shmem_ctx_t ctx, T * dest,                 \
+                                   const T *source, ptrdiff_t dst,             \
+                                   ptrdiff_t sst, size_t bsize,                \
+                                   size_t nblocks, int pe);                    \
+    void SHMEM_FN(N##_ibget)(T * dest, const T *source, ptrdiff_t dst,        \
+                             ptrdiff_t sst, size_t bsize, size_t nblocks,      \
+                             int pe);                                          \
+    void SHMEM_FN(ctx_##N##_ibget)(shmem_ctx_t ctx, T * dest,                 \
+                                   const T *source, ptrdiff_t dst,             \
+                                   ptrdiff_t sst, size_t bsize,                \
+                                   size_t nblocks, int pe);
+SHMEM_TYPES_RMA(SHMEMX_DECL_IB_T)
+#undef SHMEMX_DECL_IB_T
+
+#define SHMEMX_DECL_IB_SIZE(BITS, BYTES, T)                                    \
+    void SHMEM_FN(ibput##BITS)(void *dest, const void *source, ptrdiff_t dst, \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks,    \
+                               int pe);                                        \
+    void SHMEM_FN(ctx_ibput##BITS)(shmem_ctx_t ctx, void *dest,               \
+                                   const void *source, ptrdiff_t dst,          \
+                                   ptrdiff_t sst, size_t bsize,                \
+                                   size_t nblocks, int pe);                    \
+    void SHMEM_FN(ibget##BITS)(void *dest, const void *source, ptrdiff_t dst, \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks,    \
+                               int pe);                                        \
+    void SHMEM_FN(ctx_ibget##BITS)(shmem_ctx_t ctx, void *dest,               \
+                                   const void *source, ptrdiff_t dst,          \
+                                   ptrdiff_t sst, size_t bsize,                \
+                                   size_t nblocks, int pe);
+SHMEM_SIZES(SHMEMX_DECL_IB_SIZE)
+#undef SHMEMX_DECL_IB_SIZE
+
+void SHMEM_FN(signal_add)(uint64_t *sig_addr, uint64_t signal, int pe);
+void SHMEM_FN(ctx_signal_add)(shmem_ctx_t ctx, uint64_t *sig_addr,
+                              uint64_t signal, int pe);
+void SHMEM_FN(signal_set)(uint64_t *sig_addr, uint64_t signal, int pe);
+void SHMEM_FN(ctx_signal_set)(shmem_ctx_t ctx, uint64_t *sig_addr,
+                              uint64_t signal, int pe);
+
+#define SHMEMX_DECL_SCAN(T, N)                                                 \
+    int SHMEM_FN(N##_sum_inscan)(shmem_team_t team, T * dest,                 \
+                                 const T *source, size_t nelems);              \
+    int SHMEM_FN(N##_sum_exscan)(shmem_team_t team, T * dest,                 \
+                                 const T *source, size_t nelems);
+SHMEM_TYPES_REDUCE_ARITH(SHMEMX_DECL_SCAN)
+#undef SHMEMX_DECL_SCAN
+
+/* Performance counters of a context (shmemx_pcntr(3)). */
+void SHMEM_FN(pcntr_get_issued_write)(shmem_ctx_t ctx, uint64_t *cntr_value);
+void SHMEM_FN(pcntr_get_issued_read)(shmem_ctx_t ctx, uint64_t *cntr_value);
+void SHMEM_FN(pcntr_get_completed_write)(shmem_ctx_t ctx,
+                                         uint64_t *cntr_value);
+void SHMEM_FN(pcntr_get_completed_read)(shmem_ctx_t ctx, uint64_t *cntr_value);
+void SHMEM_FN(pcntr_get_completed_target)(uint64_t *cntr_value);
+void SHMEM_FN(pcntr_get_all)(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
+
+/* A thread-id function for threading packages (shmemx_sos(3)). */
+void SHMEM_FN(register_gettid)(uint64_t (*gettid_fn)(void));
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,7 +14,7 @@ syms=$(nm -D --defined-only "$lib" | awk '{ print $NF }' | sed 's/@.*//' | LC_AL
 [ -n "$syms" ] || { echo "FAIL: no symbols in $lib"; exit 1; }
 fail=0
 
-allowed='^(p?shmemx?_[A-Za-z0-9_]+|SHMEM_CTX_DEFAULT|SHMEM_TEAM_WORLD|SHMEM_TEAM_SHARED|start_pes|_my_pe|_num_pes|shmalloc|shfree|shrealloc|shmemalign)$'
+allowed='^(p?shmemx?_[A-Za-z0-9_]+|SHMEM_CTX_DEFAULT|SHMEM_TEAM_WORLD|SHMEM_TEAM_SHARED|SHMEMX_TEAM_NODE|start_pes|_my_pe|_num_pes|shmalloc|shfree|shrealloc|shmemalign)$'
 leaks=$(grep -Ev "$allowed" <<< "$syms" | grep -Ev '^(DMASHMEM_[0-9A-Z_.]+|VERS_[0-9.]+|LIBDMASHMEM[0-9A-Z_.]*)$')
 if [ -n "$leaks" ]; then
     echo "FAIL: internal symbols exported from $lib:"
