@@ -12,7 +12,7 @@
 /* X(name, type, field, default, help). type: SIZE (bytes, K/M/G suffixes),
  * INT, BOOL, STR. */
 #define DSM_ENV_LIST(X)                                                        \
-    X(SHMEM_SYMMETRIC_SIZE, SIZE, symmetric_size, "512M",                      \
+    X(SHMEM_SYMMETRIC_SIZE, SIZE, symmetric_size, "1G",                        \
       "bytes of symmetric heap per PE (K/M/G suffixes)")                       \
     X(SHMEM_DEBUG, BOOL, debug, "0",                                           \
       "print debugging messages (allocation failures, selections)")           \
