@@ -263,6 +263,11 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     dsm_coll_tune_init();
     if (!out)
         dsm_rt_fatal(routine, "req is NULL");
+    /* Every instance writes n blocks to dest (and reads n from source for
+     * alltoall): checked once, here, against the allocations. */
+    dsm_rt_check_alloc(routine, "dest", dest, nbytes * (size_t)n);
+    dsm_rt_check_alloc(routine, "source", source,
+                       kind == DSM_COLL_A2A ? nbytes * (size_t)n : nbytes);
     *out = NULL;
     if (posix_memalign((void **)&r, DSM_CACHELINE, sizeof(*r)))
         return -1;

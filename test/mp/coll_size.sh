@@ -43,6 +43,8 @@ for n in 1 2 4; do
     check collect $n shmem_collect "dest needs $((64 * n)) bytes, its allocation has 64"
     check alltoall $n shmem_alltoall "dest needs $((64 * n)) bytes, its allocation has 64"
     check alltoalls $n shmem_alltoalls "dest needs $((64 * n - 4)) bytes, its allocation has $((32 * n))"
+    check persist_fcollect $n shmemx_fcollectmem_init "dest needs $((64 * n)) bytes, its allocation has 64"
+    check persist_a2a $n shmemx_alltoallmem_init "dest needs $((64 * n)) bytes, its allocation has 64"
     check offset $n shmem_fcollect "dest needs $((64 * n)) bytes, its allocation has 64 from dest (128 from its start)"
 done
 echo "PASS: coll_size"

@@ -5,9 +5,12 @@
  * and the non-zero exit. Before, a too small dest was reported as "source
  * overlaps dest" where source was the next allocation, or overwrote the
  * next allocation silently. Mode "ok" runs every collective with exact
- * sizes and must succeed.
+ * sizes and must succeed. The persistent requests (shmemx_*mem_init) are
+ * checked when they are made.
  */
 #include "mp.h"
+
+#include <shmemx.h>
 
 #define NE 16 /* ints per PE: 64 bytes */
 
@@ -61,6 +64,15 @@ int main(int argc, char **argv)
         shmem_int_collect(SHMEM_TEAM_WORLD, dest, src, NE);
     if (ok || !strcmp(mode, "alltoall"))
         shmem_int_alltoall(SHMEM_TEAM_WORLD, dest, src, NE);
+    if (!strcmp(mode, "persist_fcollect") || !strcmp(mode, "persist_a2a")) {
+        shmemx_req_t req;
+        int a2a = !strcmp(mode, "persist_a2a");
+        if (a2a)
+            shmemx_alltoallmem_init(SHMEM_TEAM_WORLD, dest, src, one, &req);
+        else
+            shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, dest, src, one, &req);
+        MP_FAIL("mode %s: the request was made", mode);
+    }
     if (!strcmp(mode, "alltoalls"))
         shmem_int_alltoalls(SHMEM_TEAM_WORLD, dest, src, 2, 1, NE / 2);
     if (ok)
