@@ -1,6 +1,9 @@
 #!/bin/bash
 # make bench-network: the inter-node path on one machine. shmem_bench
-# (put/get latency, pingpong, put_nbi bandwidth, barrier) and coll_bench
+# (put/get latency, pingpong, put_nbi bandwidth, barrier), fence_bench
+# (put + fence + flag: stream, fan, the Synch_p2p pipeline; with
+# SHMEM_OFI_FENCE=quiet too, the method before per-PE fences, for
+# comparison) and coll_bench
 # (fcollect, alltoall, ...) with SHMEM_FORCE_NETWORK=1 (every PE its own
 # node, libfabric on loopback) for each provider in BENCH_PROVIDERS
 # (default "tcp;ofi_rxm sockets"), 2 PEs; the on-node figures are
@@ -33,6 +36,14 @@ for prov in $providers; do
                 --csv "$out/net-p2p-$tag.csv" | tee "$out/net-p2p-$tag.txt" ||
                 { echo "run-network: shmem_bench over $prov failed" >&2; status=1; }
         fi
+        for fm in auto quiet; do
+            SHMEM_FORCE_NETWORK=1 SHMEM_OFI_PROVIDER=$prov SHMEM_OFI_FENCE=$fm \
+                "$launcher" -n "$n" --timeout "$limit" \
+                "$top_builddir/bench/fence_bench" --label "net-$tag-$fm" \
+                $BENCH_ARGS --csv "$out/net-fence-$tag-$n-$fm.csv" |
+                tee "$out/net-fence-$tag-$n-$fm.txt" ||
+                { echo "run-network: fence_bench over $prov ($n PEs, fence $fm) failed" >&2; status=1; }
+        done
         SHMEM_FORCE_NETWORK=1 SHMEM_OFI_PROVIDER=$prov \
             "$launcher" -n "$n" --timeout "$limit" \
             "$top_builddir/bench/coll_bench" --label "net-$tag" $BENCH_ARGS \

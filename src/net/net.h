@@ -95,6 +95,8 @@ typedef struct dsm_net_config {
     int force_network;      /* SHMEM_FORCE_NETWORK */
     long progress_us;       /* SHMEM_OFI_PROGRESS_US (-1: pick) */
     const char *completion; /* SHMEM_OFI_COMPLETION: auto, delivery, read */
+    const char *fence;      /* SHMEM_OFI_FENCE: auto, quiet, target
+                             * (NULL: auto) */
     /* What stays in the runtime. fatal: print "routine: message" and end
      * the job; bad_addr: the one-line error for an address that is not
      * symmetric (or not reachable, or past its segment's end) on pe; wait:
@@ -155,9 +157,14 @@ void dsm_net_amo(dsm_net_ctx_t *nc, const char *routine, int op, void *sym,
 /* Every network operation of nc is complete (puts and AMOs visible at their
  * targets). */
 void dsm_net_quiet(dsm_net_ctx_t *nc);
-/* Every network operation of nc to PE pe is complete (shmem_pe_quiet). */
+/* Every network operation of nc to PE pe is complete (shmem_pe_quiet);
+ * those of nc to other PEs stay in flight. */
 void dsm_net_flush(dsm_net_ctx_t *nc, int pe);
-/* Later operations of nc to a PE are placed after earlier ones (shmem_fence). */
+/* Later puts and AMOs of nc to a PE are placed after earlier ones
+ * (shmem_fence). Free where the provider orders writes; otherwise the
+ * next write to each PE written before the fence is ordered behind that
+ * PE's earlier writes (a wait for that PE only), and a fence
+ * itself waits for nothing (SHMEM_OFI_FENCE). */
 void dsm_net_fence(dsm_net_ctx_t *nc);
 /* Reap completions and drive providers with manual progress. Cheap; waits
  * call it. */

@@ -129,7 +129,12 @@
     X(SHMEM_OFI_COMPLETION, STR, ofi_completion, "auto",                       \
       "how quiet completes network puts: delivery (FI_DELIVERY_COMPLETE), "   \
       "read (a read from each PE written, FI_ORDER_RAW) or auto (delivery "   \
-      "where offered)")
+      "where offered)")                                                     \
+    X(SHMEM_OFI_FENCE, STR, ofi_fence, "auto",                                 \
+      "how shmem_fence orders network writes where the provider does not "   \
+      "keep them in order: target (the next write to a PE written before "   \
+      "the fence waits for that PE's writes), quiet (a full quiet) or auto " \
+      "(free where writes are ordered, else target)")
 
 typedef struct dsm_env {
 #define DSM_ENV_FIELD_SIZE uint64_t

@@ -179,6 +179,7 @@ static int do_init(int requested)
         .force_network = dsm_env.force_network,
         .progress_us = dsm_env.ofi_progress_us,
         .completion = dsm_env.ofi_completion,
+        .fence = dsm_env.ofi_fence,
         .fatal = dsm_rt_fatal,
         .bad_addr = dsm_rt_bad_addr,
         .wait = dsm_rt_wait,

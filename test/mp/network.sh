@@ -9,6 +9,10 @@
 #  4. completion by flush reads (SHMEM_OFI_COMPLETION=read: sockets orders
 #     reads after writes) passes the completion tests, SHMEM_INFO names the
 #     method, and a provider without that order (tcp;ofi_rxm) is refused
+#     with one line;
+#  5. every fence method (SHMEM_OFI_FENCE: target, quiet) keeps data
+#     before flags (fence_net), with delivery-complete writes and with
+#     flush reads; SHMEM_INFO names the method; another value is refused
 #     with one line.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
@@ -23,7 +27,8 @@ B=$top_builddir/test/mp
 for prov in "tcp;ofi_rxm" sockets; do
     for run_n in rma_types:2 amo_types:2 signal_ops:2 coll_alltoall:2 \
                  coll_fcollect:3 lock_counter:3 ctx_quiet_mt:2 \
-                 pe_quiet_net:3; do
+                 pe_quiet_net:3 fence_net:4 pe_quiet_stall:3 \
+                 ctx_pool_net:2; do
         prog=${run_n%:*} n=${run_n#*:}
         run env SHMEM_OFI_PROVIDER="$prov" "$LAUNCHER" -n "$n" --timeout 90 \
             "$B/$prog" "$MARK"
@@ -83,4 +88,26 @@ expect_fail "flush reads over tcp;ofi_rxm (no read-after-write order)"
 expect_err "FI_ORDER_RAW" "flush reads over tcp;ofi_rxm"
 expect_faster 20000 "flush reads over tcp;ofi_rxm"
 expect_clean "flush reads over tcp;ofi_rxm"
+# --- 5: fence methods
+for pm in "tcp;ofi_rxm:quiet" "tcp;ofi_rxm:target" sockets:target \
+          sockets:quiet; do
+    prov=${pm%:*} m=${pm##*:}
+    run env SHMEM_OFI_PROVIDER="$prov" SHMEM_OFI_FENCE=$m "$LAUNCHER" -n 3 \
+        --timeout 90 "$B/fence_net" "$MARK"
+    expect_rc 0 "fence_net on 3 PEs over $prov, SHMEM_OFI_FENCE=$m"
+done
+run env SHMEM_OFI_PROVIDER=sockets SHMEM_OFI_COMPLETION=read \
+    SHMEM_OFI_FENCE=target "$LAUNCHER" -n 3 --timeout 90 "$B/fence_net" "$MARK"
+expect_rc 0 "fence_net over sockets with flush reads, SHMEM_OFI_FENCE=target"
+run env "SHMEM_OFI_PROVIDER=tcp;ofi_rxm" SHMEM_INFO=1 "$LAUNCHER" -n 2 \
+    --timeout 60 "$B/rma_types" "$MARK"
+expect_rc 0 "SHMEM_INFO over tcp;ofi_rxm"
+printf '%s\n' "$OUT" | grep -q "^network: tcp;ofi_rxm .*fence: the next write to a PE" ||
+    fail "SHMEM_INFO over tcp;ofi_rxm does not name the per-PE fence"
+run env "SHMEM_OFI_PROVIDER=tcp;ofi_rxm" SHMEM_OFI_FENCE=flag "$LAUNCHER" \
+    -n 2 --timeout 60 "$B/rma_types" "$MARK"
+expect_fail "SHMEM_OFI_FENCE=flag"
+expect_err "SHMEM_OFI_FENCE" "SHMEM_OFI_FENCE=flag"
+expect_faster 20000 "SHMEM_OFI_FENCE=flag"
+expect_clean "SHMEM_OFI_FENCE=flag"
 echo "PASS: network"

@@ -1,0 +1,487 @@
+/*
+ * Contexts of the libfabric path (ofi_int.h): endpoints and counters, the
+ * pool of idle endpoints, the CQ, and completion (quiet, flush, fence).
+ *
+ * Every context (dsm_net_ctx_t) has its own RDM endpoint and its own pair
+ * of completion counters (FI_WRITE, FI_READ): the default context's
+ * endpoint is the one whose name the PEs exchange (every peer targets it),
+ * a context created later gets an endpoint of its own that only initiates
+ * (tcp;ofi_rxm offers one transmit context per endpoint, so no scalable
+ * endpoint). All endpoints share one CQ in selective-completion mode.
+ *
+ * Every operation is posted with FI_COMPLETION and counted twice: in its
+ * context's `posted` (quiet waits until the two counters together reach
+ * it; which counter a fetching atomic bumps does not matter to the sum)
+ * and in the account of its target PE (net_pe_t: posted by the poster,
+ * done by the CQ reader), which is what shmem_pe_quiet and the fence wait
+ * on. A small write (up to the provider's inject size) is copied into a
+ * bounce buffer of its context instead of being injected (ofi_int.h: an
+ * injected write reports no completion on tcp;ofi_rxm).
+ *
+ * A context that several threads may use at once (the default context
+ * under SHMEM_THREAD_MULTIPLE, a context created without
+ * SHMEM_CTX_PRIVATE/SERIALIZED) has a lock: posting holds it shared,
+ * quiet and flush hold it exclusive, so that a quiet's count covers
+ * exactly the operations posted before it and its reset of the marks
+ * cannot drop a mark another thread set for an operation still in flight.
+ *
+ * Fence, where the provider does not place writes in order (tcp;ofi_rxm):
+ * a fence only turns each PE written since the previous fence into a
+ * `fenced` PE; the next write to such a PE first waits for that PE's
+ * operations. A fence costs nothing itself, PEs not written again
+ * are never waited for, and a PE written again pays the wait once. On a
+ * shared context the marks would mix threads' epochs: its fence stays a
+ * quiet.
+ */
+#include "common/common.h"
+
+#ifdef DSM_HAVE_OFI /* the whole file: ofi.c refuses the network without */
+
+#include "net/ofi_int.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+dsm_net_ctx_t dsm_ofi_dflt;
+
+/* ------------------------------------------------------------ progress */
+
+int dsm_ofi_cq_poll(void)
+{
+    struct fi_cq_entry e[16];
+    ssize_t n;
+    int got = 0;
+
+    /* One reader at a time: an error entry must be read by the thread
+     * that saw -FI_EAVAIL. */
+    if (pthread_mutex_trylock(&dsm_ofi.cq_lock))
+        return 0;
+    n = fi_cq_read(dsm_ofi.cq, e, DSM_ARRAY_SIZE(e));
+    if (n > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            net_op_t *op = e[i].op_context;
+            net_pe_t *ps = op->pe;
+            if (op->bounce) {
+                net_bounce_t *b = (net_bounce_t *)(void *)op;
+                pthread_mutex_lock(&b->nc->block);
+                b->next = b->nc->bfree;
+                b->nc->bfree = b;
+                pthread_mutex_unlock(&b->nc->block);
+            }
+            /* Count last: a waiter that sees its flag returns, and its op
+             * (on its stack) is gone; a context is closed only once its
+             * accounts caught up. */
+            if (op != &ps->op && !op->bounce)
+                __atomic_store_n(&op->done, 1, __ATOMIC_RELEASE);
+            __atomic_fetch_add(&ps->done, 1, __ATOMIC_RELEASE);
+        }
+        got = (int)n;
+    } else if (n == -FI_EAVAIL) {
+        struct fi_cq_err_entry err = {0};
+        char buf[256] = "";
+        fi_cq_readerr(dsm_ofi.cq, &err, 0);
+        pthread_mutex_unlock(&dsm_ofi.cq_lock);
+        dsm_ofi_peer_failure_grace();
+        if (err.prov_errno)
+            fi_cq_strerror(dsm_ofi.cq, err.prov_errno, err.err_data, buf,
+                           sizeof(buf));
+        dsm_ofi_cfg.fatal("network",
+                          "a libfabric operation failed (provider %s): "
+                          "%s%s%s",
+                          dsm_ofi.prov, dsm_ofi_lib.strerror(err.err),
+                          buf[0] ? ": " : "", buf);
+    } else if (n < 0 && n != -FI_EAGAIN) {
+        pthread_mutex_unlock(&dsm_ofi.cq_lock);
+        dsm_ofi_cfg.fatal("network", "fi_cq_read failed (provider %s): %s",
+                          dsm_ofi.prov, dsm_ofi_lib.strerror((int)-n));
+    }
+    pthread_mutex_unlock(&dsm_ofi.cq_lock);
+    return got;
+}
+
+void dsm_net_progress(void)
+{
+    if (dsm_ofi.cq) {
+        __atomic_fetch_add(&dsm_ofi.app_polls, 1, __ATOMIC_RELAXED);
+        dsm_ofi_cq_poll();
+    }
+}
+
+/* The progress thread stands in only for a PE whose threads are not in the
+ * library: while one waits (and so progresses on every check) the thread
+ * keeps off the provider's lock and the cores (measured on 2 cores: it
+ * made fcollect 1 MiB over sockets 1.2 ms instead of 0.65). */
+void *dsm_ofi_prog_main(void *arg)
+{
+    struct timespec ts = {dsm_ofi.prog_us / 1000000L,
+                          (dsm_ofi.prog_us % 1000000L) * 1000L};
+    uint64_t seen = 0;
+    (void)arg;
+    while (!__atomic_load_n(&dsm_ofi.prog_stop, __ATOMIC_ACQUIRE)) {
+        uint64_t polls = __atomic_load_n(&dsm_ofi.app_polls, __ATOMIC_RELAXED);
+        if (polls != seen || !dsm_ofi_cq_poll())
+            nanosleep(&ts, NULL);
+        seen = polls;
+    }
+    return NULL;
+}
+
+static int op_done(void *p)
+{
+    dsm_ofi_cq_poll();
+    return __atomic_load_n(&((net_op_t *)p)->done, __ATOMIC_ACQUIRE);
+}
+
+void dsm_ofi_op_wait(net_op_t *op)
+{
+    dsm_backoff_t b = {0};
+    while (!op_done(op))
+        dsm_backoff(&b, dsm_ofi_cfg.wake, op_done, op);
+}
+
+/* ------------------------------------------------------------ completion */
+
+struct count_arg {
+    dsm_net_ctx_t *nc;
+    uint64_t target;
+};
+
+/* 1 once nc's counters cover target operations (failing the job on an
+ * operation that completed in error: an injected one has no CQ entry to
+ * report it). */
+static int counted(void *p)
+{
+    const struct count_arg *a = p;
+    struct fid_cntr *w = a->nc->wcntr, *r = a->nc->rcntr;
+    /* Reading a counter drives the provider's progress itself. */
+    if (DSM_UNLIKELY(fi_cntr_readerr(w) || fi_cntr_readerr(r))) {
+        dsm_ofi_peer_failure_grace();
+        dsm_ofi_cfg.fatal(
+            "shmem_quiet",
+            "%llu network operation(s) failed "
+            "(libfabric provider %s)",
+            (unsigned long long)(fi_cntr_readerr(w) + fi_cntr_readerr(r)),
+            dsm_ofi.prov);
+    }
+    return fi_cntr_read(w) + fi_cntr_read(r) >= a->target;
+}
+
+/* Every operation posted on nc so far is complete (exact while the caller
+ * keeps other threads from posting on nc: nc_excl_begin). */
+static void nc_complete(dsm_net_ctx_t *nc)
+{
+    struct count_arg a = {nc, __atomic_load_n(&nc->posted, __ATOMIC_ACQUIRE)};
+    if (!counted(&a))
+        dsm_ofi_cfg.wait(counted, &a);
+}
+
+struct pe_arg {
+    net_pe_t *ps;
+    uint64_t target;
+};
+
+/* 1 once the PE's account shows target completions (the CQ reader raises
+ * it; reading the CQ here also drives the provider). */
+static int pe_counted(void *p)
+{
+    const struct pe_arg *a = p;
+    if (__atomic_load_n(&a->ps->done, __ATOMIC_ACQUIRE) >= a->target)
+        return 1;
+    dsm_ofi_cq_poll();
+    return __atomic_load_n(&a->ps->done, __ATOMIC_ACQUIRE) >= a->target;
+}
+
+/* A read of 8 bytes from the start of pe's internal area (its control
+ * page): with reads ordered after writes (FI_ORDER_RAW, checked at
+ * startup), it completes only after nc's earlier writes to pe were placed.
+ * Counted in pe's account. */
+static void post_flush_read(dsm_net_ctx_t *nc, int pe, uint64_t *scratch)
+{
+    uint64_t raddr, key;
+    const dsm_net_seg_t *heap = &dsm_ofi_cfg.segs[0];
+    dsm_ofi_remote_of("shmem_quiet", heap->base + heap->size,
+                      sizeof(*scratch), pe, 1, &raddr, &key);
+    dsm_ofi_post_read(nc, "shmem_quiet", scratch, sizeof(*scratch), raddr,
+                      key, pe, NULL);
+}
+
+/* Every operation of nc to pe posted so far is complete and its writes
+ * placed. Exact while no other thread posts to pe on nc (the caller's
+ * exclusive lock, or a context of one thread): completions of one PE's
+ * operations may arrive in any order, so the count is only a proof when
+ * nothing was posted after the snapshot. */
+static void pe_complete(dsm_net_ctx_t *nc, int pe)
+{
+    net_pe_t *ps = &nc->pe[pe];
+    uint64_t scratch;
+    if (!dsm_ofi.delivery && ps->written)
+        post_flush_read(nc, pe, &scratch);
+    struct pe_arg a = {ps, __atomic_load_n(&ps->posted, __ATOMIC_ACQUIRE)};
+    if (!pe_counted(&a))
+        dsm_ofi_cfg.wait(pe_counted, &a);
+    ps->written = 0;
+    ps->fenced = 0;
+    ps->epoch = 0; /* may stay listed: the fence skips it */
+}
+
+void dsm_net_quiet(dsm_net_ctx_t *nc)
+{
+    if (!dsm_ofi.on)
+        return;
+    nc = nc_of(nc);
+    nc_excl_begin(nc);
+    nc_complete(nc);
+    if (!dsm_ofi.delivery) {
+        uint64_t scratch;
+        int any = 0;
+        for (int pe = 0; pe < dsm_ofi_cfg.npes; pe++)
+            if (nc->pe[pe].written) {
+                post_flush_read(nc, pe, &scratch);
+                any = 1;
+            }
+        if (any)
+            nc_complete(nc);
+    }
+    /* Every write of nc was placed; none posted meanwhile. */
+    for (int pe = 0; pe < dsm_ofi_cfg.npes; pe++) {
+        net_pe_t *ps = &nc->pe[pe];
+        ps->written = ps->fenced = ps->epoch = ps->listed = 0;
+    }
+    nc->nepoch = 0;
+    nc_excl_end(nc);
+}
+
+void dsm_net_flush(dsm_net_ctx_t *nc, int pe)
+{
+    if (!dsm_ofi.on)
+        return;
+    nc = nc_of(nc);
+    nc_excl_begin(nc);
+    /* Only pe's operations: the others' stay in flight. */
+    pe_complete(nc, pe);
+    nc_excl_end(nc);
+}
+
+void dsm_net_fence(dsm_net_ctx_t *nc)
+{
+    if (!dsm_ofi.on || dsm_ofi.fence == NET_FENCE_FREE)
+        return;
+    nc = nc_of(nc);
+    if (dsm_ofi.fence == NET_FENCE_QUIET || nc->shared) {
+        dsm_net_quiet(nc);
+        return;
+    }
+    for (int i = 0; i < nc->nepoch; i++) {
+        net_pe_t *ps = &nc->pe[nc->epoch_pes[i]];
+        ps->listed = 0;
+        if (ps->epoch) {
+            ps->epoch = 0;
+            ps->fenced = 1;
+        }
+    }
+    nc->nepoch = 0;
+}
+
+void dsm_ofi_fence_gate_slow(dsm_net_ctx_t *nc, int pe)
+{
+    pe_complete(nc, pe);
+}
+
+/* ------------------------------------------------------------ contexts */
+
+net_bounce_t *dsm_ofi_bounce_get(dsm_net_ctx_t *nc)
+{
+    pthread_mutex_lock(&nc->block);
+    net_bounce_t *b = nc->bfree;
+    if (b)
+        nc->bfree = b->next;
+    pthread_mutex_unlock(&nc->block);
+    if (b)
+        return b;
+    /* As many as writes in flight: the provider's queue bounds them. */
+    b = calloc(1, sizeof(*b) + DSM_MAX(dsm_ofi.inject, sizeof(uint64_t)));
+    if (!b)
+        dsm_ofi_cfg.fatal("network", "out of memory for a small write's "
+                          "buffer");
+    b->op.bounce = 1;
+    b->nc = nc;
+    pthread_mutex_lock(&nc->block);
+    b->all_next = nc->ball;
+    nc->ball = b;
+    pthread_mutex_unlock(&nc->block);
+    return b;
+}
+
+/* Opening and closing an endpoint bound to the shared CQ while another
+ * thread reads that CQ (which progresses every endpoint bound to it)
+ * crashed tcp;ofi_rxm (libfabric 1.17): both hold the CQ's reader lock. */
+static dsm_status_t nc_open(dsm_net_ctx_t *nc, int shared)
+{
+    pthread_mutex_lock(&dsm_ofi.cq_lock);
+    dsm_status_t st = dsm_ofi_ep_open(nc, shared, "shmem_ctx_create");
+    pthread_mutex_unlock(&dsm_ofi.cq_lock);
+    return st;
+}
+
+static void nc_close(dsm_net_ctx_t *nc)
+{
+    pthread_mutex_lock(&dsm_ofi.cq_lock);
+    dsm_ofi_ep_close(nc);
+    pthread_mutex_unlock(&dsm_ofi.cq_lock);
+}
+
+dsm_net_ctx_t *dsm_net_ctx_create(int flags)
+{
+    int shared = !!(flags & DSM_NET_CTX_SHARED);
+    if (!dsm_ofi.on)
+        return NULL;
+    if (flags & DSM_NET_CTX_DEFAULT) {
+        /* Set before any other thread of the program can post. */
+        dsm_ofi_dflt.shared = shared;
+        return &dsm_ofi_dflt;
+    }
+    pthread_mutex_lock(&dsm_ofi.pool_lock);
+    dsm_net_ctx_t *nc = dsm_ofi.pool;
+    if (nc) {
+        dsm_ofi.pool = nc->next;
+        dsm_ofi.npool--;
+    }
+    pthread_mutex_unlock(&dsm_ofi.pool_lock);
+    if (nc) {
+        nc->shared = shared;
+        return nc;
+    }
+    nc = calloc(1, sizeof(*nc));
+    if (!nc)
+        return NULL;
+    if (nc_open(nc, shared) != DSM_OK) {
+        nc_close(nc);
+        free(nc);
+        return NULL;
+    }
+    return nc;
+}
+
+/* 1 once the CQ holds no entry of nc's: every account caught up. */
+static int accounts_settled(void *p)
+{
+    dsm_net_ctx_t *nc = p;
+    dsm_ofi_cq_poll();
+    for (int pe = 0; pe < dsm_ofi_cfg.npes; pe++)
+        if (__atomic_load_n(&nc->pe[pe].done, __ATOMIC_ACQUIRE) !=
+            __atomic_load_n(&nc->pe[pe].posted, __ATOMIC_ACQUIRE))
+            return 0;
+    return 1;
+}
+
+void dsm_net_ctx_destroy(dsm_net_ctx_t *nc)
+{
+    if (!nc || !dsm_ofi.on)
+        return;
+    dsm_net_quiet(nc);
+    if (nc == &dsm_ofi_dflt)
+        return;
+    /* Idle: nothing outstanding, no marks (quiet cleared them). The pool
+     * keeps NET_POOL_MAX endpoints for later contexts (a program that
+     * creates contexts per task reuses them); one beyond is closed, so
+     * a burst of contexts does not hold its endpoints (and their
+     * connections) for the rest of the job. */
+    pthread_mutex_lock(&dsm_ofi.pool_lock);
+    if (dsm_ofi.npool < NET_POOL_MAX) {
+        nc->next = dsm_ofi.pool;
+        dsm_ofi.pool = nc;
+        dsm_ofi.npool++;
+        nc = NULL;
+    }
+    pthread_mutex_unlock(&dsm_ofi.pool_lock);
+    if (!nc)
+        return;
+    /* The counters said complete; the CQ entries that point into nc's
+     * accounts must be read before they are freed. */
+    if (!accounts_settled(nc))
+        dsm_ofi_cfg.wait(accounts_settled, nc);
+    nc_close(nc);
+    free(nc);
+}
+
+/* A context's endpoint, bound to its own counters and to the shared CQ
+ * (reading it progresses every endpoint) and AV. The caller holds the CQ
+ * lock (nc_open) or is alone (init). */
+dsm_status_t dsm_ofi_ep_open(dsm_net_ctx_t *nc, int shared, const char *who)
+{
+    struct fi_cntr_attr cna = {.events = FI_CNTR_EVENTS_COMP,
+                               .wait_obj = FI_WAIT_NONE};
+    const char *what = "fi_endpoint";
+    const int n = dsm_ofi_cfg.npes;
+    int rc;
+
+    nc->shared = shared;
+    pthread_rwlockattr_t la;
+    pthread_rwlockattr_init(&la);
+    /* A quiet waiting for the lock must not starve behind posters. */
+    pthread_rwlockattr_setkind_np(&la,
+                                  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&nc->lock, &la);
+    pthread_rwlockattr_destroy(&la);
+    pthread_mutex_init(&nc->block, NULL);
+    nc->pe = calloc((size_t)n, sizeof(*nc->pe));
+    nc->epoch_pes = calloc((size_t)n, sizeof(*nc->epoch_pes));
+    if (!nc->pe || !nc->epoch_pes)
+        return DSM_ERR_NOMEM;
+    for (int pe = 0; pe < n; pe++)
+        nc->pe[pe].op.pe = &nc->pe[pe];
+    if ((rc = fi_endpoint(dsm_ofi.domain, dsm_ofi.info, &nc->ep, NULL)))
+        goto fail;
+    what = "fi_cntr_open";
+    if ((rc = fi_cntr_open(dsm_ofi.domain, &cna, &nc->wcntr, NULL)) ||
+        (rc = fi_cntr_open(dsm_ofi.domain, &cna, &nc->rcntr, NULL)))
+        goto fail;
+    what = "binding the counters";
+    if ((rc = fi_ep_bind(nc->ep, &nc->wcntr->fid, FI_WRITE)) ||
+        (rc = fi_ep_bind(nc->ep, &nc->rcntr->fid, FI_READ)))
+        goto fail;
+    what = "binding the completion queue";
+    if ((rc = fi_ep_bind(nc->ep, &dsm_ofi.cq->fid,
+                         FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
+        goto fail;
+    what = "binding the AV";
+    if ((rc = fi_ep_bind(nc->ep, &dsm_ofi.av->fid, 0)))
+        goto fail;
+    what = "fi_enable";
+    if ((rc = fi_enable(nc->ep)))
+        goto fail;
+    return DSM_OK;
+fail:
+    dsm_log_error("%s: %s failed (libfabric provider %s): %s", who, what,
+                  dsm_ofi.prov, dsm_ofi_lib.strerror(-rc));
+    return DSM_ERR_UNSUPPORTED;
+}
+
+/* The caller holds the CQ lock (nc_close) or is alone (finalize). */
+void dsm_ofi_ep_close(dsm_net_ctx_t *nc)
+{
+    if (nc->ep)
+        fi_close(&nc->ep->fid);
+    if (nc->wcntr)
+        fi_close(&nc->wcntr->fid);
+    if (nc->rcntr)
+        fi_close(&nc->rcntr->fid);
+    if (nc->pe) {
+        pthread_rwlock_destroy(&nc->lock);
+        pthread_mutex_destroy(&nc->block);
+    }
+    while (nc->ball) {
+        net_bounce_t *b = nc->ball;
+        nc->ball = b->all_next;
+        free(b);
+    }
+    free(nc->pe);
+    free(nc->epoch_pes);
+    memset(nc, 0, sizeof(*nc));
+}
+
+#endif /* DSM_HAVE_OFI */

@@ -1,0 +1,267 @@
+/*
+ * Private to the libfabric path (src/net/ofi*.c), built only with
+ * libfabric's headers (DSM_HAVE_OFI). Three files, one idea each:
+ *
+ *   ofi.c      set-up: loading libfabric, the provider and its attributes,
+ *              fabric, domain, CQ, AV, memory registration, the address
+ *              exchange, the progress thread; finalize
+ *   ofi_ep.c   contexts: endpoints and their counters, the pool of idle
+ *              endpoints, reading the CQ, completion (quiet, per-PE flush,
+ *              fence)
+ *   ofi_rma.c  operations: addresses, put, get, atomics, signals
+ *
+ * Completion accounting (ofi_ep.c): every operation is posted with
+ * FI_COMPLETION and a net_op_t as context that names the PE's account
+ * (net_pe_t) in its context, so the CQ reader counts completions per
+ * (context, PE): that is what lets shmem_pe_quiet wait for one PE and a
+ * fence order only the PEs written before it. The two counters per
+ * endpoint count every operation as well (an injected one that failed
+ * shows only there) and give quiet its total.
+ */
+#ifndef DSM_NET_OFI_INT_H
+#define DSM_NET_OFI_INT_H
+
+#include "net/net.h"
+
+#include "common/backoff.h"
+#include "common/common.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define NET_FI_VERSION FI_VERSION(1, 10)
+#define NET_NSEG 2 /* heap (with the internal area), static */
+#define NET_NAME_MAX 256
+/* Idle endpoints kept for later contexts (ofi_ep.c says why there is a
+ * pool); a destroyed context beyond these closes its endpoint. */
+#define NET_POOL_MAX 8
+
+/* libfabric's entry points, loaded at the first job that needs it (ofi.c
+ * says why it is not linked); the rest of the API is inline calls through
+ * the objects' ops tables. */
+struct dsm_ofi_lib {
+    void *lib;
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t,
+                   const struct fi_info *, struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+    char *(*tostr)(const void *, enum fi_type);
+};
+extern struct dsm_ofi_lib dsm_ofi_lib;
+
+struct net_pe;
+
+/* The CQ context of an operation: whose account its completion raises,
+ * and, for the one caller that waits for it alone, a flag. */
+typedef struct net_op {
+    struct net_pe *pe;
+    int done;
+    int bounce; /* the op of a net_bounce_t: freed at completion */
+} net_op_t;
+
+/* A small write's payload, copied here so that the caller's buffer is free
+ * on return. This is what FI_INJECT would do, but an injected write
+ * reports no CQ entry on tcp;ofi_rxm (measured, libfabric 1.17: per-PE
+ * accounts never caught up), and per-PE completion needs one. */
+typedef struct net_bounce {
+    net_op_t op;
+    struct net_bounce *next;     /* free list of its context */
+    struct net_bounce *all_next; /* every bounce of its context */
+    struct dsm_net_ctx *nc;
+    uint64_t data[];             /* dsm_ofi.inject bytes */
+} net_bounce_t;
+
+/* What one context has outstanding to one PE. posted and the marks are
+ * the poster's (under the context's lock where it is shared); done is
+ * raised by whichever thread reads the CQ. */
+typedef struct net_pe {
+    net_op_t op;          /* context of the operations nobody waits for
+                           * alone: op.pe is this account */
+    uint64_t posted;      /* operations posted to the PE */
+    uint64_t done;        /* of them, completed */
+    unsigned char written; /* a write since the PE's last quiet or flush
+                            * (flush reads, data before signal) */
+    unsigned char epoch;   /* a write since the last fence */
+    unsigned char listed;  /* in the context's epoch_pes */
+    unsigned char fenced;  /* writes before a fence not known complete:
+                            * the next write to the PE orders behind them */
+} net_pe_t;
+
+/* One context's endpoint, counters and accounts (net.h). */
+struct dsm_net_ctx {
+    struct dsm_net_ctx *next; /* in the pool of idle endpoints */
+    struct fid_ep *ep;
+    struct fid_cntr *wcntr, *rcntr;
+    uint64_t posted;        /* operations posted on ep (counters: done) */
+    net_pe_t *pe;           /* [npes] */
+    int *epoch_pes;         /* the PEs with epoch marks since the last
+                             * fence (each once: `listed`) */
+    int nepoch;
+    int shared;             /* threads may use it at once: lock */
+    pthread_rwlock_t lock;  /* posting: shared; quiet, flush: exclusive */
+    net_bounce_t *bfree, *ball; /* bounce buffers: free, all */
+    pthread_mutex_t block;      /* bfree (the CQ reader returns them) */
+};
+
+/* How a fence orders writes (SHMEM_OFI_FENCE). */
+enum {
+    NET_FENCE_FREE,   /* the provider places writes in order */
+    NET_FENCE_QUIET,  /* a full quiet of the context */
+    NET_FENCE_TARGET, /* the next write to a PE written before the fence
+                       * waits for those writes (that PE only) */
+};
+
+/* How one AMO is carried out on one word size. */
+enum { AMO_NATIVE = 0, AMO_CAS_LOOP = 1 };
+
+struct dsm_ofi {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_mr *mr[NET_NSEG];
+    void *desc[NET_NSEG];
+    fi_addr_t *addr; /* [npes] */
+    struct {
+        uint64_t base[NET_NSEG], key[NET_NSEG];
+    } *peer;         /* [npes] */
+    int on;          /* the endpoint is up */
+    int virt_addr;
+    int delivery;    /* FI_DELIVERY_COMPLETE accepted (else FI_ORDER_RAW) */
+    int ordered;     /* RMA and atomic writes placed in the order posted */
+    int fence;       /* NET_FENCE_* */
+    uint64_t wflags;
+    size_t inject, max_msg;
+    uint64_t app_polls; /* progress calls by the application's threads */
+    long prog_us;       /* progress thread interval, 0 = none */
+    pthread_mutex_t cq_lock;
+    pthread_t prog;
+    int prog_on, prog_stop;
+    unsigned char amo_mode[8][2][2]; /* [dsm_amo_op_t][size 4, 8][fetch] */
+    char prov[64];
+    char describe[320];
+    dsm_net_ctx_t *pool; /* idle endpoints, at most NET_POOL_MAX */
+    int npool;
+    pthread_mutex_t pool_lock;
+};
+extern struct dsm_ofi dsm_ofi;
+/* What the runtime handed over at init (net.h). */
+extern dsm_net_config_t dsm_ofi_cfg;
+/* The default context's: its endpoint is the one every peer targets. */
+extern dsm_net_ctx_t dsm_ofi_dflt;
+
+static inline dsm_net_ctx_t *nc_of(dsm_net_ctx_t *nc)
+{
+    return nc ? nc : &dsm_ofi_dflt;
+}
+
+/* Around a post (and the marks it sets): shared. */
+static inline void nc_post_begin(dsm_net_ctx_t *nc)
+{
+    if (nc->shared)
+        pthread_rwlock_rdlock(&nc->lock);
+}
+
+static inline void nc_post_end(dsm_net_ctx_t *nc)
+{
+    if (nc->shared)
+        pthread_rwlock_unlock(&nc->lock);
+}
+
+/* Around quiet and flush: no other thread posts on nc meanwhile, so the
+ * counts reaching `posted` means exactly these operations are done. */
+static inline void nc_excl_begin(dsm_net_ctx_t *nc)
+{
+    if (nc->shared)
+        pthread_rwlock_wrlock(&nc->lock);
+}
+
+static inline void nc_excl_end(dsm_net_ctx_t *nc)
+{
+    if (nc->shared)
+        pthread_rwlock_unlock(&nc->lock);
+}
+
+/* ofi.c */
+/* A failed operation usually means its peer died: give the launcher a
+ * moment to report that first. */
+void dsm_ofi_peer_failure_grace(void);
+void dsm_ofi_fail(const char *routine, const char *what, int pe, ssize_t rc)
+    DSM_NORETURN;
+
+/* ofi_ep.c */
+int dsm_ofi_cq_poll(void);
+void *dsm_ofi_prog_main(void *arg);
+void dsm_ofi_op_wait(net_op_t *op);
+/* A context's endpoint, counters and accounts; who names the routine in
+ * an error line. */
+dsm_status_t dsm_ofi_ep_open(dsm_net_ctx_t *nc, int shared, const char *who);
+void dsm_ofi_ep_close(dsm_net_ctx_t *nc);
+/* Before a write to pe: the writes to pe before the last fence are
+ * ordered ahead of it by waiting for them (NET_FENCE_TARGET). The caller
+ * holds nc's post lock. */
+void dsm_ofi_fence_gate_slow(dsm_net_ctx_t *nc, int pe);
+static inline void dsm_ofi_fence_gate(dsm_net_ctx_t *nc, int pe)
+{
+    if (DSM_UNLIKELY(nc->pe[pe].fenced))
+        dsm_ofi_fence_gate_slow(nc, pe);
+}
+/* After a write to pe is posted: the next fence orders it. */
+static inline void dsm_ofi_wrote(dsm_net_ctx_t *nc, int pe)
+{
+    net_pe_t *ps = &nc->pe[pe];
+    if (!ps->epoch && dsm_ofi.fence >= NET_FENCE_TARGET && !nc->shared) {
+        ps->epoch = 1;
+        if (!ps->listed) {
+            ps->listed = 1;
+            nc->epoch_pes[nc->nepoch++] = pe;
+        }
+    }
+}
+
+/* Post on nc's endpoint with retries (a full queue answers -FI_EAGAIN
+ * until completions are read), counted in nc->posted and in pe's account.
+ * The caller holds nc's lock (shared to post, or exclusive inside
+ * quiet/flush). */
+#define NET_POST(nc, routine, what, pe, call)                                  \
+    do {                                                                       \
+        ssize_t rc_;                                                           \
+        while ((rc_ = (call)) == -FI_EAGAIN) {                                 \
+            dsm_ofi_cq_poll();                                                 \
+            (void)fi_cntr_read((nc)->wcntr);                                   \
+        }                                                                      \
+        if (rc_)                                                               \
+            dsm_ofi_fail(routine, what, pe, rc_);                              \
+        __atomic_fetch_add(&(nc)->posted, 1, __ATOMIC_ACQ_REL);                \
+        __atomic_fetch_add(&(nc)->pe[pe].posted, 1, __ATOMIC_ACQ_REL);         \
+    } while (0)
+
+/* A bounce buffer of nc for a small write (returned to nc at its
+ * completion by the CQ reader). */
+net_bounce_t *dsm_ofi_bounce_get(dsm_net_ctx_t *nc);
+
+/* ofi_rma.c */
+/* PE pe's address and key for [sym, sym+len); internal 1 also allows the
+ * runtime's internal area. */
+void dsm_ofi_remote_of(const char *routine, const void *sym, size_t len,
+                       int pe, int internal, uint64_t *raddr, uint64_t *key);
+/* One read into d (caller holds nc's lock); op: waited for by the caller,
+ * or NULL (counted in pe's account). */
+void dsm_ofi_post_read(dsm_net_ctx_t *nc, const char *routine, void *d,
+                       size_t n, uint64_t raddr, uint64_t key, int pe,
+                       net_op_t *op);
+/* Native or CAS loop for every (op, size); fails without 64-bit CSWAP. */
+dsm_status_t dsm_ofi_check_atomics(void);
+
+#endif /* DSM_NET_OFI_INT_H */
