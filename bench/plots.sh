@@ -56,6 +56,11 @@ lib_of() {
     awk -F, 'NR == 2 { print $1; exit }' "$1"
 }
 
+# Repetitions per measurement (1: a --quick run).
+reps_of() {
+    awk -F, 'NR == 2 { print $6; exit }' "$1"
+}
+
 # Common settings: log-log, sizes in bytes with binary prefixes.
 gp_head() { # PNG WIDTH HEIGHT
     cat <<EOF
@@ -100,7 +105,7 @@ p2p() {
     dl="$(lib_of "$d") (cpu engines, shared memory)"
     peer="no peer measured"
     if [ -s "$o" ]; then
-        ol="OSHMEM ($(lib_of "$o"), spml ucx)"
+        ol="OSHMEM (Open MPI, spml ucx)"
         peer="vs $ol"
     fi
     for t in put get pingpong bw; do
@@ -109,7 +114,7 @@ p2p() {
     done
     {
         gp_head "$out/p2p.png" 1400 560
-        echo "set multiplot layout 1,2 title \"Point to point, 2 PEs on one node: dmashmem $peer ($machine; $(stamp "$d"); make bench)\" font \",11\""
+        echo "set multiplot layout 1,2 title \"Point to point, 2 PEs on one node: dmashmem $peer ($machine; $(stamp "$d"); make bench, $(reps_of "$d") repetition(s))\" font \",11\""
         echo 'set title "latency (best of the repetitions)"'
         echo 'set ylabel "time per operation (us)"'
         {
@@ -138,7 +143,7 @@ p2p() {
 # space).
 coll_plot() {
     local png=$1 title=$2 specs=$3 ops="fcollect collect alltoall broadcast sum_to_all fcollect_persist alltoall_persist"
-    local spec f lg dt k=0 i
+    local spec f lg dt i
     {
         gp_head "$png" 1500 820
         echo "set multiplot layout 2,4 title \"$title\" font \",11\""
@@ -152,9 +157,10 @@ coll_plot() {
                 i=1
                 for spec in $specs; do
                     IFS='|' read -r f lg dt <<<"$spec"
-                    k=$((k + 1))
-                    cb "$f" "$op" >"$tmp/c-$k"
-                    clause "$tmp/c-$k" "" $i "$dt" ""
+                    # One file per panel and curve: gnuplot reads them
+                    # all at the end.
+                    cb "$f" "$op" >"$tmp/c-$op-$i"
+                    clause "$tmp/c-$op-$i" "" $i "$dt" ""
                     i=$((i + 1))
                 done
             } | plot_line
@@ -163,7 +169,7 @@ coll_plot() {
         # The legend: the same styles, drawn outside an empty frame.
         echo 'set title ""; unset border; unset tics; unset xlabel; unset ylabel; unset grid'
         echo 'unset logscale; set xrange [0:1]; set yrange [0:1]'
-        echo 'set key center center box font ",10" spacing 1.5'
+        echo 'set key center center box font ",9" spacing 1.4 samplen 2'
         i=1
         {
             for spec in $specs; do
@@ -182,9 +188,9 @@ coll() {
     for f in "$in"/coll-auto-*.csv; do
         [ -s "$f" ] || continue
         n=${f##*-}; n=${n%.csv}
-        specs="$f|dmashmem~(auto:~cpu~engines~or~direct~copies)|1"
+        specs="$f|dmashmem~(auto~variant)|1"
         [ -s "$in/coll-oshmem-$n.csv" ] &&
-            specs="$specs $in/coll-oshmem-$n.csv|OSHMEM~(Open~MPI,~spml~ucx)|2"
+            specs="$specs $in/coll-oshmem-$n.csv|OSHMEM~(Open~MPI,~ucx)|2"
         coll_plot "$out/coll-$n.png" \
             "Collectives, $n PEs on one node: dmashmem vs OSHMEM ($machine; $(stamp "$f"); make bench-coll)" "$specs"
     done
