@@ -134,7 +134,9 @@ for src in "$srcdir"/*.c "$srcdir"/*.cpp "$srcdir"/*.cc "$srcdir"/*.cxx; do
         *)
             rlog=$logdir/$name.np$n.log
             before=$(shm_list)
-            timeout -k 5 "$tmo" "$oshrun" -n "$n" "$exe" >"$rlog" 2>&1 </dev/null
+            # The group's stderr is closed so that bash's "Killed" note for
+            # a run that timeout had to SIGKILL does not tear the table.
+            { timeout -k 5 "$tmo" "$oshrun" -n "$n" "$exe" >"$rlog" 2>&1 </dev/null; } 2>/dev/null
             rc=$?
             after=$(shm_list)
             leaked=$(comm -13 <(echo "$before") <(echo "$after") | grep -c .)
