@@ -76,6 +76,8 @@ static void print_banner(void)
         printf("sdma: %s\n", dsm_sdma_describe(dsm_rt.sdma));
     if (dsm_env.info && dsm_net_describe())
         printf("network: %s\n", dsm_net_describe());
+    if (dsm_env.info && dsm_rt_device_sharing_info())
+        printf("gpu: %s\n", dsm_rt_device_sharing_info());
     fflush(stdout);
 }
 
@@ -210,6 +212,7 @@ static int do_init(int requested)
         }
     if (dsm_coll_init() != DSM_OK)
         goto fail;
+    dsm_rt_device_sharing(); /* every local PE's GPU is published now */
     if (dsm_rt.me == 0)
         print_banner();
     if (dsm_env.info)

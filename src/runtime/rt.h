@@ -47,7 +47,11 @@ typedef struct dsm_ctrl {
      * word [k & 1] of every PE before the k-th allocation's barrier, so
      * all PEs return NULL together and the heaps stay symmetric. */
     uint64_t alloc_fail[2];
+    /* The PE's GPU (dsm_sdma_gpu_ops_t.uid | DSM_CTRL_GPU_SET), 0 without
+     * one: local PEs compare them to find a shared GPU (gpu.c). */
+    uint64_t gpu_uid;
 } dsm_ctrl_t;
+#define DSM_CTRL_GPU_SET (1ull << 63)
 
 /* Bytes at the end of the heap segment reserved for the runtime: the
  * control page, then DSM_TEAM_SLOTS team slots (src/coll/coll.h), each a

@@ -87,5 +87,11 @@ void dsm_rt_device_fini(void);
 struct dsm_heap *dsm_rt_device_heap(void);
 /* 1 when p (not symmetric) is GPU memory, e.g. a cudaMalloc'ed buffer. */
 int dsm_rt_private_device(const void *p);
+/* After the init barrier (every local PE's GPU is published): local PEs
+ * that share this PE's GPU, and a one-line note from the lowest of them
+ * when they share it without CUDA MPS. */
+void dsm_rt_device_sharing(void);
+/* SHMEM_INFO: "GPU ... shared by N PEs (MPS ...)", or NULL. */
+const char *dsm_rt_device_sharing_info(void);
 
 #endif /* DSM_SEGMENT_H */

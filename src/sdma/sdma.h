@@ -251,6 +251,10 @@ typedef struct dsm_sdma_gpu_ops {
     const char *name;
     int (*active)(void); /* the GPU side opened (device and driver found) */
     int (*device)(void); /* the GPU's index */
+    /* The GPU's identity on the node, the same in every process that uses
+     * it whatever CUDA_VISIBLE_DEVICES says: its PCI address (domain << 32 |
+     * bus << 16 | device << 8); 0 when unknown. */
+    uint64_t (*uid)(void);
     dsm_status_t (*register_host)(void *p, size_t len);
     void (*unregister_host_all)(void);
     /* The device heap: create (size rounded up, an fd to share with local

@@ -1103,6 +1103,21 @@ int dsm_cuda_device(void)
     return dsm_cuda_st.ordinal;
 }
 
+uint64_t dsm_cuda_uid(void)
+{
+    int dom = 0, bus = 0, dev = 0;
+    if (!dsm_cuda_st.active ||
+        dsm_cu.DeviceGetAttribute(&dom, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID,
+                                  dsm_cuda_st.dev) ||
+        dsm_cu.DeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+                                  dsm_cuda_st.dev) ||
+        dsm_cu.DeviceGetAttribute(&dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
+                                  dsm_cuda_st.dev))
+        return 0;
+    return (uint64_t)(unsigned)dom << 32 | (uint64_t)(unsigned)bus << 16 |
+           (uint64_t)(unsigned)dev << 8;
+}
+
 dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n)
 {
     CUcontext prev = dsm_cuda_ctx_enter();

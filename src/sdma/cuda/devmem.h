@@ -21,6 +21,7 @@ void dsm_cuda_configure(const dsm_cuda_settings_t *set);
 /* 1 once the cuda backend is open in this process. */
 int dsm_cuda_active(void);
 int dsm_cuda_device(void);
+uint64_t dsm_cuda_uid(void);
 
 /* Pin [p, p+len) and map it for the GPU (cuMemHostRegister DEVICEMAP), so
  * copies and stream memory operations reach it. */

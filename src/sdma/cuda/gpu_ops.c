@@ -9,6 +9,7 @@ const dsm_sdma_gpu_ops_t dsm_cuda_gpu_ops = {
     .name = "cuda",
     .active = dsm_cuda_active,
     .device = dsm_cuda_device,
+    .uid = dsm_cuda_uid,
     .register_host = dsm_cuda_register_host,
     .unregister_host_all = dsm_cuda_unregister_host_all,
     .heap_create = dsm_cuda_heap_create,
