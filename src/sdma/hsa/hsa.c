@@ -62,7 +62,11 @@ typedef struct hsa_reg {
     uint64_t refs;
 } hsa_reg_t;
 
-#define REGS_PER_CMD 3
+/* The locked ranges one command uses (never overlapping, see reg_cover). */
+typedef struct slot_regs {
+    struct hsa_reg **v;
+    uint32_t n, cap;
+} slot_regs_t;
 /* Async-copy fallback: copy pieces in flight per queue. */
 #define ASYNC_INFLIGHT 256
 
@@ -78,7 +82,7 @@ typedef struct hsaq {
     int have_queue;
     uint32_t *done; /* the sequence FENCE target */
     char *bounce;   /* SWAP's staging buffer */
-    hsa_reg_t **regs; /* REGS_PER_CMD per command slot */
+    slot_regs_t *regs; /* per command slot */
     hsa_reg_t *ring_reg, *done_reg, *bounce_reg;
     int enc_locked;   /* command `enc` holds its locks */
     uint64_t enc_pub; /* enc as of the last doorbell (poll extends the
@@ -200,39 +204,103 @@ fail:
 
 /* ------------------------------------------------------------ memory */
 
-static hsa_reg_t *reg_get(hsas_t *hs, const void *p, size_t len)
+/* Lock [p, p + len) page-rounded for a long-lived user (the ring, the
+ * completion word, the bounce buffer): one range. */
+static hsa_reg_t *reg_lock_new(hsas_t *hs, uintptr_t base, uintptr_t end)
 {
-    uintptr_t a = (uintptr_t)p, end = a + (len ? len : 1);
-    long pg = sysconf(_SC_PAGESIZE);
-    hsa_reg_t *r;
+    hsa_reg_t *r = calloc(1, sizeof(*r));
     void *agent = NULL;
-
-    pthread_mutex_lock(&hs->reg_lock);
-    for (r = hs->regs; r; r = r->next)
-        if (a >= r->base && end <= r->base + r->len) {
-            r->refs++;
-            pthread_mutex_unlock(&hs->reg_lock);
-            return r;
-        }
-    r = calloc(1, sizeof(*r));
     if (!r)
-        goto fail;
-    r->base = a & ~(uintptr_t)(pg - 1);
-    r->len = ((end + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1)) - r->base;
+        return NULL;
+    r->base = base;
+    r->len = end - base;
     if (g.api.memory_lock((void *)r->base, r->len, &g.gpu, 1, &agent) !=
         HSA_STATUS_SUCCESS) {
         free(r);
-        goto fail;
+        return NULL;
     }
     r->agent = agent;
     r->refs = 1;
     r->next = hs->regs;
     hs->regs = r;
-    pthread_mutex_unlock(&hs->reg_lock);
     return r;
-fail:
+}
+
+static int slot_add(slot_regs_t *sr, hsa_reg_t *r)
+{
+    if (sr->n == sr->cap) {
+        uint32_t c = sr->cap ? sr->cap * 2 : 4;
+        hsa_reg_t **v = realloc(sr->v, c * sizeof(*v));
+        if (!v)
+            return 0;
+        sr->v = v;
+        sr->cap = c;
+    }
+    sr->v[sr->n++] = r;
+    return 1;
+}
+
+/* Cover [p, p + len) with locked ranges that never overlap (so no two
+ * share a base address: unlock names a range by its base), locking only
+ * the pages not yet locked, and add each to sr with a reference. A copy
+ * is split where one range ends (their GPU addresses need not be
+ * contiguous). Returns 0 when some page cannot be locked. */
+static int reg_cover(hsas_t *hs, slot_regs_t *sr, const void *p, size_t len)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t pos = (uintptr_t)p & ~(uintptr_t)(pg - 1);
+    uintptr_t end = ((uintptr_t)p + (len ? len : 1) + (uintptr_t)pg - 1) &
+                    ~(uintptr_t)(pg - 1);
+    int ok = 1;
+
+    pthread_mutex_lock(&hs->reg_lock);
+    while (pos < end && ok) {
+        hsa_reg_t *r, *hit = NULL;
+        uintptr_t stop = end;
+        for (r = hs->regs; r; r = r->next) {
+            if (pos >= r->base && pos < r->base + r->len) {
+                hit = r;
+                break;
+            }
+            if (r->base > pos && r->base < stop)
+                stop = r->base;
+        }
+        if (hit) {
+            hit->refs++;
+        } else {
+            hit = reg_lock_new(hs, pos, stop);
+            if (!hit) {
+                ok = 0;
+                break;
+            }
+        }
+        if (!slot_add(sr, hit)) {
+            hit->refs--;
+            ok = 0;
+            break;
+        }
+        pos = hit->base + hit->len;
+    }
     pthread_mutex_unlock(&hs->reg_lock);
-    return NULL;
+    return ok;
+}
+
+static hsa_reg_t *reg_get(hsas_t *hs, const void *p, size_t len)
+{
+    slot_regs_t one = {0};
+    hsa_reg_t *r = NULL;
+    /* Long-lived buffers are page-aligned allocations of their own:
+     * one range each. */
+    if (reg_cover(hs, &one, p, len) && one.n == 1)
+        r = one.v[0];
+    else
+        for (uint32_t i = 0; i < one.n; i++) {
+            pthread_mutex_lock(&hs->reg_lock);
+            one.v[i]->refs--;
+            pthread_mutex_unlock(&hs->reg_lock);
+        }
+    free(one.v);
+    return r;
 }
 
 static void reg_put(hsas_t *hs, hsa_reg_t *r)
@@ -256,6 +324,28 @@ static void reg_put(hsas_t *hs, hsa_reg_t *r)
 static uint64_t gva(const hsa_reg_t *r, const void *p)
 {
     return (uint64_t)(uintptr_t)(r->agent + ((uintptr_t)p - r->base));
+}
+
+static const hsa_reg_t *slot_find(const slot_regs_t *sr, const void *p)
+{
+    for (uint32_t i = 0; i < sr->n; i++)
+        if ((uintptr_t)p >= sr->v[i]->base &&
+            (uintptr_t)p < sr->v[i]->base + sr->v[i]->len)
+            return sr->v[i];
+    return NULL;
+}
+
+/* The GPU's address of p, which one of the slot's ranges holds. */
+static uint64_t sgva(const slot_regs_t *sr, const void *p)
+{
+    return gva(slot_find(sr, p), p);
+}
+
+/* Bytes from p to the end of the slot's range that holds it. */
+static size_t slot_left(const slot_regs_t *sr, const void *p)
+{
+    const hsa_reg_t *r = slot_find(sr, p);
+    return r->base + r->len - (uintptr_t)p;
 }
 
 /* ------------------------------------------------------------ encoding */
@@ -304,23 +394,20 @@ static uint32_t piece_dwords(const dsm_cmd_t *c, uint64_t off, size_t *piece)
 static int cmd_lock(hsas_t *hs, hsaq_t *hq, const dsm_cmd_t *c,
                     uint64_t slot)
 {
-    hsa_reg_t **r = &hq->regs[slot * REGS_PER_CMD];
+    slot_regs_t *r = &hq->regs[slot];
 
     switch ((dsm_cmd_op_t)c->op) {
     case DSM_CMD_COPY:
     case DSM_CMD_BCAST:
     case DSM_CMD_SWAP:
-        r[0] = reg_get(hs, c->u.copy.src, c->u.copy.len);
-        r[1] = reg_get(hs, c->u.copy.dst, c->u.copy.len);
-        r[2] = c->op == DSM_CMD_BCAST
-                   ? reg_get(hs, c->u.copy.dst2, c->u.copy.len)
-                   : NULL;
-        return r[0] && r[1] && (c->op != DSM_CMD_BCAST || r[2]);
+        return reg_cover(hs, r, c->u.copy.src, c->u.copy.len) &&
+               reg_cover(hs, r, c->u.copy.dst, c->u.copy.len) &&
+               (c->op != DSM_CMD_BCAST ||
+                reg_cover(hs, r, c->u.copy.dst2, c->u.copy.len));
     case DSM_CMD_WAIT:
     case DSM_CMD_SIGNAL:
     case DSM_CMD_SIGNAL_ADD:
-        r[0] = reg_get(hs, c->u.sig.word, sizeof(uint64_t));
-        return r[0] != NULL;
+        return reg_cover(hs, r, c->u.sig.word, sizeof(uint64_t));
     case DSM_CMD_NOP:
     case DSM_CMD_LAST:
         break;
@@ -330,12 +417,24 @@ static int cmd_lock(hsas_t *hs, hsaq_t *hq, const dsm_cmd_t *c,
 
 static void cmd_unlock(hsas_t *hs, hsaq_t *hq, uint64_t slot)
 {
-    hsa_reg_t **r = &hq->regs[slot * REGS_PER_CMD];
-    for (int i = 0; i < REGS_PER_CMD; i++)
-        if (r[i]) {
-            reg_put(hs, r[i]);
-            r[i] = NULL;
-        }
+    slot_regs_t *r = &hq->regs[slot];
+    for (uint32_t i = 0; i < r->n; i++)
+        reg_put(hs, r->v[i]);
+    r->n = 0;
+}
+
+/* A copy piece may not cross the end of a locked range at either end. */
+static size_t clamp_piece(const hsaq_t *hq, const dsm_cmd_t *c,
+                          uint64_t slot, uint64_t off, size_t piece)
+{
+    const slot_regs_t *r = &hq->regs[slot];
+    if (!piece)
+        return 0;
+    piece = DSM_MIN(piece, slot_left(r, (const char *)c->u.copy.src + off));
+    piece = DSM_MIN(piece, slot_left(r, (char *)c->u.copy.dst + off));
+    if (c->op == DSM_CMD_BCAST)
+        piece = DSM_MIN(piece, slot_left(r, (char *)c->u.copy.dst2 + off));
+    return piece;
 }
 
 /* Write one piece of command c (its packets are n dwords at w). */
@@ -343,30 +442,30 @@ static uint32_t encode_piece(hsaq_t *hq, const dsm_cmd_t *c,
                              uint64_t slot, uint64_t off, size_t piece,
                              uint32_t *w, uint64_t seq)
 {
-    hsa_reg_t **r = &hq->regs[slot * REGS_PER_CMD];
+    const slot_regs_t *r = &hq->regs[slot];
     const char *src = (const char *)c->u.copy.src + off;
     char *dst = (char *)c->u.copy.dst + off;
 
     switch ((dsm_cmd_op_t)c->op) {
     case DSM_CMD_COPY:
-        dsm_pkt_copy_linear(w, gva(r[1], dst), gva(r[0], src),
+        dsm_pkt_copy_linear(w, sgva(r, dst), sgva(r, src),
                             (uint32_t)piece);
         return DSM_SDMA_COPY_DW;
     case DSM_CMD_BCAST:
-        dsm_pkt_copy_linear(w, gva(r[1], dst), gva(r[0], src),
+        dsm_pkt_copy_linear(w, sgva(r, dst), sgva(r, src),
                             (uint32_t)piece);
         dsm_pkt_copy_linear(w + DSM_SDMA_COPY_DW,
-                            gva(r[2], (char *)c->u.copy.dst2 + off),
-                            gva(r[0], src), (uint32_t)piece);
+                            sgva(r, (char *)c->u.copy.dst2 + off),
+                            sgva(r, src), (uint32_t)piece);
         return 2 * DSM_SDMA_COPY_DW;
     case DSM_CMD_SWAP: {
         /* a -> bounce, b -> a, bounce -> b: the engine runs a queue's
          * packets in order. */
         uint64_t b = gva(hq->bounce_reg, hq->bounce);
-        dsm_pkt_copy_linear(w, b, gva(r[0], src), (uint32_t)piece);
-        dsm_pkt_copy_linear(w + 7, gva(r[0], src), gva(r[1], dst),
+        dsm_pkt_copy_linear(w, b, sgva(r, src), (uint32_t)piece);
+        dsm_pkt_copy_linear(w + 7, sgva(r, src), sgva(r, dst),
                             (uint32_t)piece);
-        dsm_pkt_copy_linear(w + 14, gva(r[1], dst), b, (uint32_t)piece);
+        dsm_pkt_copy_linear(w + 14, sgva(r, dst), b, (uint32_t)piece);
         return 3 * DSM_SDMA_COPY_DW;
     }
     case DSM_CMD_WAIT: {
@@ -376,19 +475,19 @@ static uint32_t encode_piece(hsaq_t *hq, const dsm_cmd_t *c,
         n += DSM_SDMA_FENCE_DW;
         if (__atomic_load_n(c->u.sig.word, __ATOMIC_ACQUIRE) >= c->u.sig.value)
             return n; /* already holds: nothing to poll */
-        n += dsm_pkt_wait_seq(w + n, gva(r[0], c->u.sig.word),
+        n += dsm_pkt_wait_seq(w + n, sgva(r, c->u.sig.word),
                               (uint32_t)c->u.sig.value, POLL_INTERVAL);
         return n;
     }
     case DSM_CMD_SIGNAL: {
-        uint64_t a = gva(r[0], c->u.sig.word);
+        uint64_t a = sgva(r, c->u.sig.word);
         dsm_pkt_fence(w, a, dsm_pkt_lo(c->u.sig.value));
         dsm_pkt_fence(w + DSM_SDMA_FENCE_DW, a + 4,
                       dsm_pkt_hi(c->u.sig.value));
         return 2 * DSM_SDMA_FENCE_DW;
     }
     case DSM_CMD_SIGNAL_ADD:
-        dsm_pkt_atomic(w, DSM_SDMA_ATOMIC_ADD64, gva(r[0], c->u.sig.word),
+        dsm_pkt_atomic(w, DSM_SDMA_ATOMIC_ADD64, sgva(r, c->u.sig.word),
                        c->u.sig.value, 0);
         return DSM_SDMA_ATOMIC_DW;
     case DSM_CMD_NOP:
@@ -491,6 +590,8 @@ static void pump(dsm_sdma_queue_t *q)
             hq->enc_locked = 1;
         }
         ndw = piece_dwords(c, hq->enc_off, &piece);
+        if (cmd_is_copy(c))
+            piece = clamp_piece(hq, c, slot, hq->enc_off, piece);
         if (ndw) {
             w = place(r, &pos, ndw, limit);
             if (!w)
@@ -580,7 +681,7 @@ static void pump_async(dsm_sdma_queue_t *q)
     while (hq->enc < sub) {
         uint64_t slot = hq->enc & (q->depth - 1);
         const dsm_cmd_t *c = &q->ring[slot];
-        hsa_reg_t **r = &hq->regs[slot * REGS_PER_CMD];
+        const slot_regs_t *r = &hq->regs[slot];
         size_t piece, n;
         int copy = cmd_is_copy(c), ok = 1;
 
@@ -595,6 +696,9 @@ static void pump_async(dsm_sdma_queue_t *q)
         if (copy) {
             if (!piece_dwords(c, hq->enc_off, &piece)) {
                 piece = 0;
+            } else if ((piece = clamp_piece(hq, c, slot, hq->enc_off,
+                                            piece)) == 0) {
+                break; /* not reached: a locked range holds each byte */
             } else if (hq->atail - hq->ahead + 3 > ASYNC_INFLIGHT) {
                 break; /* enough in flight */
             } else {
@@ -604,22 +708,22 @@ static void pump_async(dsm_sdma_queue_t *q)
                 uint64_t upto = last ? hq->enc + 1 : hq->enc;
                 n = piece;
                 if (c->op == DSM_CMD_COPY) {
-                    ok = async_copy(hq, (void *)gva(r[1], dst),
-                                    (const void *)gva(r[0], src), n, upto);
+                    ok = async_copy(hq, (void *)sgva(r, dst),
+                                    (const void *)sgva(r, src), n, upto);
                 } else if (c->op == DSM_CMD_BCAST) {
                     char *d2 = (char *)c->u.copy.dst2 + hq->enc_off;
-                    ok = async_copy(hq, (void *)gva(r[1], dst),
-                                    (const void *)gva(r[0], src), n, hq->enc) &&
-                         async_copy(hq, (void *)gva(r[2], d2),
-                                    (const void *)gva(r[0], src), n, upto);
+                    ok = async_copy(hq, (void *)sgva(r, dst),
+                                    (const void *)sgva(r, src), n, hq->enc) &&
+                         async_copy(hq, (void *)sgva(r, d2),
+                                    (const void *)sgva(r, src), n, upto);
                 } else {
                     void *b = (void *)gva(hq->bounce_reg, hq->bounce);
-                    ok = async_copy(hq, b, (const void *)gva(r[0], src), n,
+                    ok = async_copy(hq, b, (const void *)sgva(r, src), n,
                                     hq->enc) &&
-                         async_copy(hq, (void *)gva(r[0], src),
-                                    (const void *)gva(r[1], dst), n,
+                         async_copy(hq, (void *)sgva(r, src),
+                                    (const void *)sgva(r, dst), n,
                                     hq->enc) &&
-                         async_copy(hq, (void *)gva(r[1], dst), b, n, upto);
+                         async_copy(hq, (void *)sgva(r, dst), b, n, upto);
                 }
                 if (!ok) {
                     dsm_log_error("hsa backend: hsa_amd_memory_async_copy "
@@ -850,9 +954,10 @@ static void queue_teardown(hsas_t *hs, dsm_sdma_queue_t *q)
     }
     free(hq->asig);
     /* Chains that never fired still hold their memory. */
-    for (uint64_t i = 0; i < q->depth * REGS_PER_CMD; i++)
-        if (hq->regs && hq->regs[i])
-            reg_put(hs, hq->regs[i]);
+    for (uint64_t i = 0; hq->regs && i < q->depth; i++) {
+        cmd_unlock(hs, hq, i);
+        free(hq->regs[i].v);
+    }
     if (hq->bounce_reg)
         reg_put(hs, hq->bounce_reg);
     if (hq->done_reg)
@@ -931,7 +1036,7 @@ static dsm_status_t hsa_queue_init(dsm_sdma_queue_t *q)
         goto err;
     memset(hq->ringbuf, 0, RING_BYTES);
     memset(hq->done, 0, DSM_CACHELINE);
-    hq->regs = calloc(q->depth * REGS_PER_CMD, sizeof(*hq->regs));
+    hq->regs = calloc(q->depth, sizeof(*hq->regs));
     hq->ring_reg = reg_get(hs, hq->ringbuf, RING_BYTES);
     hq->done_reg = reg_get(hs, hq->done, sizeof(uint32_t));
     hq->bounce_reg = reg_get(hs, hq->bounce, SWAP_BOUNCE);
