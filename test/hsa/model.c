@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #define API __attribute__((visibility("default")))
+#define DSM_MIN2(a, b) ((a) < (b) ? (a) : (b))
 
 /* ------------------------------------------------------------ state */
 
@@ -516,11 +517,18 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
                 return 0;
             }
             /* The retry interval (microseconds here); the first rounds
-             * only yield, as the waited-for store is often imminent. */
-            if (tries < 32)
+             * only yield, as the waited-for store is often imminent. The
+             * sleep then doubles up to 1 ms: every queue is a thread on
+             * the host's cores here, and a job with a hundred queues
+             * parked on triggers (persistent collectives) would otherwise
+             * take the cores from the PEs that fire them. */
+            if (tries < 32) {
                 sched_yield();
-            else
+            } else {
                 sleep_us(interval ? interval : 1);
+                if (interval < 1000)
+                    interval = interval ? DSM_MIN2(interval * 2, 1000u) : 1;
+            }
         }
     }
     case DSM_SDMA_OP_ATOMIC: {
