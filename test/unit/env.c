@@ -98,7 +98,7 @@ START_TEST(test_defaults)
 {
     clean_env();
     ck_assert_int_eq(dsm_env_init(), 0);
-    ck_assert_uint_eq(dsm_env.symmetric_size, 512ull << 20);
+    ck_assert_uint_eq(dsm_env.symmetric_size, 1ull << 30);
     ck_assert_int_eq(dsm_env.symmetric_size_set, 0);
     ck_assert_int_eq(dsm_env.debug, 0);
     ck_assert_int_eq(dsm_env.debug_set, 0);
@@ -145,7 +145,7 @@ START_TEST(test_values)
     ck_assert_int_eq(dsm_env_init(), 0);
     ck_assert_int_eq(dsm_env.sdma_engines, 1);
     ck_assert_int_eq(dsm_env.sdma_engines_set, 0);
-    ck_assert_uint_eq(dsm_env.symmetric_size, 512ull << 20);
+    ck_assert_uint_eq(dsm_env.symmetric_size, 1ull << 30);
 }
 END_TEST
 
@@ -251,7 +251,10 @@ START_TEST(test_sma_fallback)
     setenv("SMA_INFO", "1", 1);
     ck_assert_int_eq(dsm_env_init(), 0);
     ck_assert_uint_eq(dsm_env.symmetric_size, 3u << 20);
-    ck_assert_int_eq(dsm_env.symmetric_size_set, 1);
+    /* 2: the value came from the SMA_ spelling (messages name it). */
+    ck_assert_int_eq(dsm_env.symmetric_size_set, 2);
+    ck_assert_str_eq(DSM_ENV_NAME(symmetric_size, "SYMMETRIC_SIZE"),
+                     "SMA_SYMMETRIC_SIZE");
     ck_assert_int_eq(dsm_env.debug, 1);
     ck_assert_int_eq(dsm_env.version, 1);
     ck_assert_int_eq(dsm_env.info, 1);
@@ -260,6 +263,9 @@ START_TEST(test_sma_fallback)
     setenv("SHMEM_DEBUG", "0", 1);
     ck_assert_int_eq(dsm_env_init(), 0);
     ck_assert_uint_eq(dsm_env.symmetric_size, 5u << 20);
+    ck_assert_int_eq(dsm_env.symmetric_size_set, 1);
+    ck_assert_str_eq(DSM_ENV_NAME(symmetric_size, "SYMMETRIC_SIZE"),
+                     "SHMEM_SYMMETRIC_SIZE");
     ck_assert_int_eq(dsm_env.debug, 0);
     /* Variables the spec never had under SMA_ have no fallback. */
     clean_env();
