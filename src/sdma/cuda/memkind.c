@@ -8,9 +8,8 @@
  */
 #include "sdma/cuda/cuda_int.h"
 
+#include <stdlib.h>
 #include <string.h>
-
-#define DSM_CUDA_MAX_RANGES 256
 
 typedef struct cu_range {
     uintptr_t lo, hi;
@@ -18,23 +17,45 @@ typedef struct cu_range {
     intptr_t delta; /* device address - host address (HOSTREG) */
 } cu_range_t;
 
-/* Appended under lock, read without it up to the published count. */
+/* Appended under lock, read without it up to the published count. The
+ * table grows by chunks that never move (a reader may be scanning while a
+ * range is added), up to RANGE_CHUNKS * RANGE_CHUNK ranges; past that a
+ * range is not recorded and the driver is asked instead, which one line
+ * says (it was a silent drop at 256 before, #14). */
+#define RANGE_CHUNK 256
+#define RANGE_CHUNKS 256
 static struct {
     pthread_mutex_t lock;
-    cu_range_t r[DSM_CUDA_MAX_RANGES];
+    cu_range_t *chunk[RANGE_CHUNKS];
     int n;
+    int full_said;
 } ranges = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static inline cu_range_t *range_at(int i)
+{
+    return &ranges.chunk[i / RANGE_CHUNK][i % RANGE_CHUNK];
+}
 
 void dsm_cuda_add_range(uintptr_t lo, size_t len, int kind, intptr_t delta)
 {
     pthread_mutex_lock(&ranges.lock);
-    if (ranges.n < DSM_CUDA_MAX_RANGES) {
-        cu_range_t *r = &ranges.r[ranges.n];
+    int c = ranges.n / RANGE_CHUNK;
+    if (c < RANGE_CHUNKS && !ranges.chunk[c])
+        ranges.chunk[c] = calloc(RANGE_CHUNK, sizeof(cu_range_t));
+    if (c < RANGE_CHUNKS && ranges.chunk[c]) {
+        cu_range_t *r = range_at(ranges.n);
         r->lo = lo;
         r->hi = lo + len;
         r->kind = kind;
         r->delta = delta;
+        /* The chunk pointer and the entry before the count. */
         __atomic_store_n(&ranges.n, ranges.n + 1, __ATOMIC_RELEASE);
+    } else if (!ranges.full_said) {
+        ranges.full_said = 1;
+        dsm_log_warn("cuda: %d memory ranges recorded, no room for more "
+                     "(%s): later ones are classified by the driver, one "
+                     "call per copy", ranges.n,
+                     c < RANGE_CHUNKS ? "out of memory" : "table full");
     }
     pthread_mutex_unlock(&ranges.lock);
 }
@@ -43,8 +64,8 @@ void dsm_cuda_drop_range(uintptr_t lo)
 {
     pthread_mutex_lock(&ranges.lock);
     for (int i = 0; i < ranges.n; i++)
-        if (ranges.r[i].lo == lo)
-            ranges.r[i].hi = lo; /* empty: never matches */
+        if (range_at(i)->lo == lo)
+            range_at(i)->hi = lo; /* empty: never matches */
     pthread_mutex_unlock(&ranges.lock);
 }
 
@@ -55,11 +76,13 @@ int dsm_cuda_classify(const void *p, intptr_t *delta)
     CUmemorytype t = 0;
 
     *delta = 0;
-    for (int i = 0; i < n; i++)
-        if (a - ranges.r[i].lo < ranges.r[i].hi - ranges.r[i].lo) {
-            *delta = ranges.r[i].delta;
-            return ranges.r[i].kind;
+    for (int i = 0; i < n; i++) {
+        const cu_range_t *r = range_at(i);
+        if (a - r->lo < r->hi - r->lo) {
+            *delta = r->delta;
+            return r->kind;
         }
+    }
     /* Not one of ours: a private cudaMalloc'ed / cudaHostAlloc'ed buffer,
      * or plain pageable memory (the driver says "invalid value"). */
     CUcontext prev = dsm_cuda_ctx_enter();
@@ -121,7 +144,7 @@ void dsm_cuda_unregister_host_all(void)
     CUcontext prev = dsm_cuda_ctx_enter();
     pthread_mutex_lock(&ranges.lock);
     for (int i = 0; i < ranges.n; i++) {
-        cu_range_t *r = &ranges.r[i];
+        cu_range_t *r = range_at(i);
         if (r->kind == DSM_CUDA_HOSTREG && r->hi > r->lo) {
             dsm_cu.MemHostUnregister((void *)r->lo);
             r->hi = r->lo;
@@ -135,8 +158,9 @@ void dsm_cuda_unregister_host_all(void)
  * malloc'ed) would run as a host function that spins until the word
  * opens, costing a host-function round trip (tens of us) per instance.
  * Pin and map the word's page instead, so the stream waits on it itself.
- * The page stays registered to the end of the process (a malloc arena
- * page: the allocator does not unmap it). */
+ * The page stays registered to the end of the process: the library's own
+ * words (persistent triggers) come from common/words.c, whose pages are
+ * never unmapped. */
 int dsm_cuda_pin_word_page(const void *w)
 {
     long pg = sysconf(_SC_PAGESIZE);

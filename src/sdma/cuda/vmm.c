@@ -65,15 +65,26 @@ static CUresult map_here(CUmemGenericAllocationHandle h, size_t size,
         dsm_cu.MemAddressFree(va, size);
         return rc;
     }
+    int slot = -1;
     pthread_mutex_lock(&maps.lock);
     for (int i = 0; i < DSM_CUDA_MAX_MAPS; i++)
         if (!maps.m[i].va) {
             maps.m[i].va = va;
             maps.m[i].size = size;
             maps.m[i].h = h;
+            slot = i;
             break;
         }
     pthread_mutex_unlock(&maps.lock);
+    if (slot < 0) {
+        /* Unrecorded, it could never be unmapped: refuse it (#14). */
+        dsm_log_error("cuda: more than %d device heaps mapped in one "
+                      "process (one per PE of the node): not mapping another",
+                      DSM_CUDA_MAX_MAPS);
+        dsm_cu.MemUnmap(va, size);
+        dsm_cu.MemAddressFree(va, size);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     dsm_cuda_add_range((uintptr_t)va, size, DSM_CUDA_DEV, 0);
     *base = (void *)(uintptr_t)va;
     return CUDA_SUCCESS;
