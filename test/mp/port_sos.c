@@ -209,6 +209,39 @@ static void check_pcntr(void)
     shmem_ctx_destroy(ctx);
 }
 
+/* SOS's pre-1.4 bitwise AMO names and its active-set sync. */
+static uint32_t bits32;
+static uint64_t bits64;
+static long psync_sos[SHMEM_SYNC_SIZE];
+static void check_bitwise(void)
+{
+    for (int i = 0; i < SHMEM_SYNC_SIZE; i++)
+        psync_sos[i] = SHMEM_SYNC_VALUE;
+    shmem_barrier_all();
+    /* Every PE sets its bit on PE 0, then clears and flips on itself. */
+    shmemx_uint32_atomic_or(&bits32, 1u << (me % 32), 0);
+    shmemx_ctx_uint64_atomic_or(SHMEM_CTX_DEFAULT, &bits64,
+                                (uint64_t)1 << (me % 64), 0);
+    shmemx_sync(0, 0, npes, psync_sos);
+    shmem_barrier_all();
+    if (me == 0) {
+        uint32_t want = 0;
+        for (int p = 0; p < npes; p++)
+            want |= 1u << (p % 32);
+        CHECK(shmemx_uint32_atomic_fetch_and(&bits32, ~0u, 0) == want,
+              "shmemx_uint32_atomic_or from every PE");
+        CHECK(shmemx_uint64_atomic_fetch_xor(&bits64, 0, 0) == (uint64_t)want,
+              "shmemx_ctx_uint64_atomic_or from every PE");
+    }
+    shmemx_int32_atomic_xor((int32_t *)(void *)&bits32, 0, me);
+    CHECK(shmemx_int64_atomic_fetch_or((int64_t *)(void *)&bits64, 0, me) >= 0,
+          "shmemx_int64_atomic_fetch_or");
+    shmemx_uint32_atomic_and(&bits32, 0, me);
+    CHECK(shmemx_uint32_atomic_fetch_or(&bits32, 0, me) == 0,
+          "shmemx_uint32_atomic_and cleared the word");
+    shmem_barrier_all();
+}
+
 int main(void)
 {
     /* The counter check needs the engines for every nbi put. */
@@ -226,6 +259,7 @@ int main(void)
     check_node_team();
     check_no_barrier();
     check_pcntr();
+    check_bitwise();
     const double t1 = shmemx_wtime();
     CHECK(t1 >= t0, "shmemx_wtime is monotonic");
     shmemx_register_gettid(NULL);
