@@ -212,6 +212,7 @@ static void check_pcntr(void)
 /* SOS's pre-1.4 bitwise AMO names and its active-set sync. */
 static uint32_t bits32;
 static uint64_t bits64;
+static unsigned long bits_ul;
 static long psync_sos[SHMEM_SYNC_SIZE];
 static void check_bitwise(void)
 {
@@ -236,6 +237,11 @@ static void check_bitwise(void)
     shmemx_int32_atomic_xor((int32_t *)(void *)&bits32, 0, me);
     CHECK(shmemx_int64_atomic_fetch_or((int64_t *)(void *)&bits64, 0, me) >= 0,
           "shmemx_int64_atomic_fetch_or");
+    shmemx_ulong_atomic_or(&bits_ul, 6UL, me);
+    CHECK(shmemx_ulong_atomic_fetch_and(&bits_ul, 2UL, me) == 6UL,
+          "shmemx_ulong_atomic_or / fetch_and");
+    CHECK(shmemx_ctx_ulong_atomic_fetch_xor(SHMEM_CTX_DEFAULT, &bits_ul, 3UL, me) == 2UL,
+          "shmemx_ctx_ulong_atomic_fetch_xor");
     shmemx_uint32_atomic_and(&bits32, 0, me);
     CHECK(shmemx_uint32_atomic_fetch_or(&bits32, 0, me) == 0,
           "shmemx_uint32_atomic_and cleared the word");
