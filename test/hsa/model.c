@@ -173,6 +173,8 @@ API hsa_status_t hsa_init(void)
     return HSA_STATUS_SUCCESS;
 }
 
+static void copier_end(void);
+
 API hsa_status_t hsa_shut_down(void)
 {
     hsa_status_t st = HSA_STATUS_SUCCESS;
@@ -181,6 +183,19 @@ API hsa_status_t hsa_shut_down(void)
         inits--;
     else
         st = HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (inits == 0) {
+        /* The last shut-down releases what the runtime kept, as ROCr does:
+         * the async-copy thread (it finishes its queued copies first) and
+         * the table of locked ranges. The runtime may dlclose this library
+         * next: a thread left waiting in it would wake in unmapped code,
+         * and LeakSanitizer counts a table no pointer reaches. */
+        copier_end();
+        pthread_rwlock_wrlock(&reg_lock);
+        free(regs);
+        regs = NULL;
+        nregs = capregs = 0;
+        pthread_rwlock_unlock(&reg_lock);
+    }
     pthread_mutex_unlock(&lock);
     return st;
 }
@@ -702,7 +717,7 @@ typedef struct job {
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
 static job_t *job_head, *job_tail;
-static int copier_running;
+static int copier_running, copier_stop;
 static pthread_t copier;
 
 API hsa_status_t hsa_signal_create(hsa_signal_value_t v, uint32_t nc,
@@ -738,10 +753,12 @@ static void *copier_main(void *arg)
     for (;;) {
         job_t *j;
         pthread_mutex_lock(&job_lock);
-        while (!job_head)
+        while (!job_head && !copier_stop)
             pthread_cond_wait(&job_cond, &job_lock);
         j = job_head;
         pthread_mutex_unlock(&job_lock);
+        if (!j)
+            break; /* hsa_shut_down, every job done */
         /* Dependencies first (the engine polls them). */
         for (uint32_t i = 0; i < j->ndeps; i++)
             while (hsa_signal_load_scacquire(j->deps[i]) > 0)
@@ -757,6 +774,21 @@ static void *copier_main(void *arg)
         free(j);
     }
     return NULL;
+}
+
+static void copier_end(void)
+{
+    int join;
+    pthread_mutex_lock(&job_lock);
+    join = copier_running;
+    copier_stop = 1;
+    pthread_cond_signal(&job_cond);
+    pthread_mutex_unlock(&job_lock);
+    if (join)
+        pthread_join(copier, NULL);
+    pthread_mutex_lock(&job_lock);
+    copier_running = 0;
+    pthread_mutex_unlock(&job_lock);
 }
 
 API hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t da,
@@ -789,14 +821,15 @@ API hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t da,
     j->done = done;
     pthread_mutex_lock(&job_lock);
     if (!copier_running) {
-        /* Detached for the process's life, as ROCr's own threads. */
+        /* Until the last hsa_shut_down (copier_end), as ROCr's own
+         * threads: the runtime may dlclose this library after it. */
         if (pthread_create(&copier, NULL, copier_main, NULL)) {
             pthread_mutex_unlock(&job_lock);
             free(j);
             return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
         }
-        pthread_detach(copier);
         copier_running = 1;
+        copier_stop = 0;
     }
     if (job_tail)
         job_tail->next = j;

@@ -63,8 +63,14 @@ for std in c++98 c++11 c++17 c++20; do
     fi
 done
 
-# The program, built with the wrapper, run on 1, 2 and 4 PEs.
-"$wrapper" -std=c++11 -O1 -Wall -Wextra -Werror "$top_srcdir/test/mp/cxx_prog.cpp" \
+# The program, built with the wrapper, run on 1, 2 and 4 PEs. A library
+# built with the sanitizers (configure --enable-sanitizers) needs a program
+# built with them too: ASan's runtime has to come first.
+san=
+if ldd "$OSHCC_LIBDIR/libdmashmem.so" 2> /dev/null | grep -q libasan; then
+    san="-fsanitize=address,undefined"
+fi
+"$wrapper" -std=c++11 -O1 -Wall -Wextra -Werror $san "$top_srcdir/test/mp/cxx_prog.cpp" \
     -o "$tmp/cxx_prog" || { bad "oshc++ could not build cxx_prog.cpp"; exit 1; }
 mkdir -p "$tmp/test/mp" && mv "$tmp/cxx_prog" "$tmp/test/mp/cxx_prog"
 "$top_srcdir/test/mp/run-mp.sh" "$tmp/test/mp/cxx_prog" || bad "cxx_prog failed"
