@@ -128,6 +128,26 @@ typedef struct {
 #define shmemx_ulonglong_atomic_fetch_xor shmem_ulonglong_atomic_fetch_xor
 #define shmemx_ctx_ulonglong_atomic_fetch_xor shmem_ctx_ulonglong_atomic_fetch_xor
 #define shmemx_sync shmem_sync
+/* SOS's team API from before OpenSHMEM 1.5 made it standard (the SOS 1.4.x
+ * shmemx_team_* proposal, still in copies of the spec's team examples):
+ * the standard types, handles and routines under their old names. */
+typedef shmem_team_t shmemx_team_t;
+typedef shmem_team_config_t shmemx_team_config_t;
+#define SHMEMX_TEAM_WORLD SHMEM_TEAM_WORLD
+#define SHMEMX_TEAM_SHARED SHMEM_TEAM_SHARED
+#define SHMEMX_TEAM_INVALID SHMEM_TEAM_INVALID
+#define SHMEMX_TEAM_NUM_CONTEXTS SHMEM_TEAM_NUM_CONTEXTS
+#define SHMEMX_CTX_INVALID SHMEM_CTX_INVALID
+#define shmemx_team_my_pe shmem_team_my_pe
+#define shmemx_team_n_pes shmem_team_n_pes
+#define shmemx_team_get_config shmem_team_get_config
+#define shmemx_team_translate_pe shmem_team_translate_pe
+#define shmemx_team_split_strided shmem_team_split_strided
+#define shmemx_team_split_2d shmem_team_split_2d
+#define shmemx_team_create_ctx shmem_team_create_ctx
+#define shmemx_ctx_get_team shmem_ctx_get_team
+#define shmemx_team_sync shmem_team_sync
+#define shmemx_team_destroy shmem_team_destroy
 #define SHMEMX_SIGNAL_SET SHMEM_SIGNAL_SET
 #define SHMEMX_SIGNAL_ADD SHMEM_SIGNAL_ADD
 
