@@ -94,6 +94,9 @@ typedef struct dsm_net_config {
     const char *domain;     /* SHMEM_OFI_DOMAIN: a name, or "auto" */
     int force_network;      /* SHMEM_FORCE_NETWORK */
     long progress_us;       /* SHMEM_OFI_PROGRESS_US (-1: pick) */
+    long ctx_eps;           /* SHMEM_OFI_CTX_EPS: endpoints that
+                             * contexts may open besides the default
+                             * context's (0: all share it) */
     const char *completion; /* SHMEM_OFI_COMPLETION: auto, delivery, read */
     const char *fence;      /* SHMEM_OFI_FENCE: auto, quiet, target
                              * (NULL: auto) */
@@ -130,9 +133,10 @@ int dsm_net_ordered(void);
  * uses the network. */
 typedef struct dsm_net_ctx dsm_net_ctx_t;
 /* DSM_NET_CTX_DEFAULT: the default context's state (the endpoint every
- * peer targets), which NULL also names; otherwise a new endpoint with its
- * own counters, or NULL when the provider cannot open one (shmem_ctx_create
- * then fails). DSM_NET_CTX_SHARED: several threads may use it at once
+ * peer targets), which NULL also names; otherwise new accounts on one of
+ * at most 1 + ctx_eps endpoints (a new one while fewer are open, else the
+ * least shared), or NULL when the provider cannot open one
+ * (shmem_ctx_create then fails). DSM_NET_CTX_SHARED: several threads may use it at once
  * (SHMEM_THREAD_MULTIPLE without SHMEM_CTX_PRIVATE/SERIALIZED): posting
  * and quiet then take its lock, which makes quiet exact among threads. */
 #define DSM_NET_CTX_DEFAULT 1

@@ -466,12 +466,17 @@ static dsm_status_t open_endpoint(void)
               "fi_domain");
     OFI_CHECK(fi_cq_open(dsm_ofi.domain, &cqa, &dsm_ofi.cq, NULL), "fi_cq_open");
     OFI_CHECK(fi_av_open(dsm_ofi.domain, &ava, &dsm_ofi.av, NULL), "fi_av_open");
-    /* The default context's endpoint: the one every peer targets. Shared
-     * under SHMEM_THREAD_MULTIPLE (dsm_net_ctx_create sets it again when
-     * the path table opens the default context). */
-    st = dsm_ofi_ep_open(&dsm_ofi_dflt, dsm_ofi_cfg.thread_multiple, "shmem_init");
-    if (st != DSM_OK)
+    /* The default context's endpoint (lane 0): the one every peer
+     * targets. Shared under SHMEM_THREAD_MULTIPLE (dsm_net_ctx_create sets
+     * it again when the path table opens the default context). */
+    if ((st = dsm_ofi_lane_open(&dsm_ofi.lanes[0], "shmem_init")) != DSM_OK ||
+        (st = dsm_ofi_ctx_init(&dsm_ofi_dflt,
+                               dsm_ofi_cfg.thread_multiple)) != DSM_OK)
         return st;
+    dsm_ofi.nlanes = 1;
+    dsm_ofi.lanes[0].refs = 1;
+    dsm_ofi_dflt.lane = &dsm_ofi.lanes[0];
+    dsm_ofi_dflt.ep = dsm_ofi.lanes[0].ep;
     dsm_ofi.virt_addr = !!(dsm_ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     dsm_ofi.inject = dsm_ofi.info->tx_attr->inject_size;
     dsm_ofi.max_msg = DSM_MIN(dsm_ofi.info->ep_attr->max_msg_size, (size_t)1 << 30);
@@ -491,7 +496,7 @@ static dsm_status_t register_segments(net_pub_t *pub)
                   i == 0 ? "registering the symmetric heap"
                          : "registering the static data");
         if (dsm_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-            OFI_CHECK(fi_mr_bind(dsm_ofi.mr[i], &dsm_ofi_dflt.ep->fid, 0),
+            OFI_CHECK(fi_mr_bind(dsm_ofi.mr[i], &dsm_ofi.lanes[0].ep->fid, 0),
                       "binding a memory region");
             OFI_CHECK(fi_mr_enable(dsm_ofi.mr[i]), "enabling a memory region");
         }
@@ -511,7 +516,7 @@ static dsm_status_t exchange(net_pub_t *pub)
     char *names;
     dsm_status_t st;
 
-    OFI_CHECK(fi_getname(&dsm_ofi_dflt.ep->fid, pub->name, &namelen),
+    OFI_CHECK(fi_getname(&dsm_ofi.lanes[0].ep->fid, pub->name, &namelen),
               "fi_getname");
     pub->namelen = (uint32_t)namelen;
     if ((st = b->put("dsm_ofi.pub", pub, sizeof(*pub))) != DSM_OK ||
@@ -577,7 +582,14 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
     if (!remote)
         return DSM_OK;
     pthread_mutex_init(&dsm_ofi.cq_lock, NULL);
-    pthread_mutex_init(&dsm_ofi.pool_lock, NULL);
+    pthread_mutex_init(&dsm_ofi.lane_lock, NULL);
+    if (cfg->ctx_eps < 0 || cfg->ctx_eps > NET_LANES_MAX) {
+        dsm_log_error("shmem_init: SHMEM_OFI_CTX_EPS=%ld: use 0 (every "
+                      "context on the default context's endpoint) to %d",
+                      cfg->ctx_eps, NET_LANES_MAX);
+        return DSM_ERR_INVAL;
+    }
+    dsm_ofi.max_lanes = 1 + (int)cfg->ctx_eps;
     memset(&pub, 0, sizeof(pub));
     for (size_t i = 0; i < DSM_ARRAY_SIZE(kept_signals); i++)
         sigaction(kept_signals[i], NULL, &saved[i]);
@@ -597,15 +609,16 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
         return st;
     dsm_ofi.on = 1;
     snprintf(dsm_ofi.describe, sizeof(dsm_ofi.describe),
-             "%s on %s; quiet: %s; fence: %s; signal after data: %s; an "
-             "endpoint per context (%d kept idle)", dsm_ofi.prov,
+             "%s on %s; quiet: %s; fence: %s; signal after data: %s; "
+             "contexts: on %d endpoint(s) besides the default's "
+             "(SHMEM_OFI_CTX_EPS), then shared", dsm_ofi.prov,
              dsm_ofi.info->domain_attr->name,
              dsm_ofi.delivery ? "delivery-complete writes"
                               : "a read per PE written (read-after-write "
                                 "order)",
              fence_text(),
              dsm_ofi.ordered ? "write order" : "completion wait (its PE)",
-             NET_POOL_MAX);
+             dsm_ofi.max_lanes - 1);
     dsm_net_remote = calloc((size_t)n, 1);
     if (!dsm_net_remote)
         return DSM_ERR_NOMEM;
@@ -653,13 +666,10 @@ void dsm_net_fini(void)
     }
     if (dsm_ofi.on)
         dsm_net_quiet(NULL);
-    while (dsm_ofi.pool) {
-        dsm_net_ctx_t *nc = dsm_ofi.pool;
-        dsm_ofi.pool = nc->next;
-        dsm_ofi_ep_close(nc);
-        free(nc);
-    }
-    dsm_ofi_ep_close(&dsm_ofi_dflt);
+    /* The lanes of contexts the program did not destroy close too. */
+    dsm_ofi_ctx_fini(&dsm_ofi_dflt);
+    for (int i = dsm_ofi.nlanes - 1; i >= 0; i--)
+        dsm_ofi_lane_close(&dsm_ofi.lanes[i]);
     for (int i = 0; i < NET_NSEG; i++)
         if (dsm_ofi.mr[i])
             fi_close(&dsm_ofi.mr[i]->fid);

@@ -1,22 +1,31 @@
 /*
- * Contexts of the libfabric path (ofi_int.h): endpoints and counters, the
- * pool of idle endpoints, the CQ, and completion (quiet, flush, fence).
+ * Contexts of the libfabric path (ofi_int.h): their accounts, the
+ * endpoints they post on (lanes), the CQ, and completion (quiet, flush,
+ * fence).
  *
- * Every context (dsm_net_ctx_t) has its own RDM endpoint and its own pair
- * of completion counters (FI_WRITE, FI_READ): the default context's
- * endpoint is the one whose name the PEs exchange (every peer targets it),
- * a context created later gets an endpoint of its own that only initiates
- * (tcp;ofi_rxm offers one transmit context per endpoint, so no scalable
- * endpoint). All endpoints share one CQ in selective-completion mode.
+ * A context (dsm_net_ctx_t) is accounts, not an endpoint: every operation
+ * is posted with FI_COMPLETION and counted in its context's `posted` and
+ * in the account of its target PE (net_pe_t: posted by the poster, done
+ * by the CQ reader, which also raises the context's `done`). Quiet waits
+ * for the context's total, shmem_pe_quiet and the fence for one PE's
+ * account. A small write (up to the provider's inject size) is copied
+ * into a bounce buffer of its context instead of being injected (ofi_int.h:
+ * an injected write reports no completion on tcp;ofi_rxm).
  *
- * Every operation is posted with FI_COMPLETION and counted twice: in its
- * context's `posted` (quiet waits until the two counters together reach
- * it; which counter a fetching atomic bumps does not matter to the sum)
- * and in the account of its target PE (net_pe_t: posted by the poster,
- * done by the CQ reader), which is what shmem_pe_quiet and the fence wait
- * on. A small write (up to the provider's inject size) is copied into a
- * bounce buffer of its context instead of being injected (ofi_int.h: an
- * injected write reports no completion on tcp;ofi_rxm).
+ * So contexts may share endpoints. Lane 0 is the default context's
+ * endpoint, the one whose name the PEs exchange (every peer targets it);
+ * contexts created later open lanes of their own, which only initiate,
+ * until SHMEM_OFI_CTX_EPS are open, and then share the least used lane.
+ * Lanes stay open until finalize, so a later context finds its lane
+ * enabled and connected. Why: enabling an endpoint costs 50-85 ms on
+ * tcp;ofi_rxm (fi_enable clears its receive buffers) and its first
+ * operation to each PE ~100 ms more (a TCP connection per endpoint and
+ * peer), so a program that created 64 contexts on 4 PEs spent ~0.75 s per
+ * context (issue #14); sharing costs nothing in completion (the accounts
+ * are per context) or in ordering (a lane orders more, never less). What
+ * a lane of its own buys is a provider queue that other threads' contexts
+ * do not lock (tcp;ofi_rxm has one transmit context per endpoint, so no
+ * scalable endpoint). All lanes share one CQ in selective-completion mode.
  *
  * A context that several threads may use at once (the default context
  * under SHMEM_THREAD_MULTIPLE, a context created without
@@ -77,6 +86,7 @@ int dsm_ofi_cq_poll(void)
              * accounts caught up. */
             if (op != &ps->op && !op->bounce)
                 __atomic_store_n(&op->done, 1, __ATOMIC_RELEASE);
+            __atomic_fetch_add(&ps->nc->done, 1, __ATOMIC_RELEASE);
             __atomic_fetch_add(&ps->done, 1, __ATOMIC_RELEASE);
         }
         got = (int)n;
@@ -150,24 +160,16 @@ struct count_arg {
     uint64_t target;
 };
 
-/* 1 once nc's counters cover target operations (failing the job on an
- * operation that completed in error: an injected one has no CQ entry to
- * report it). */
+/* 1 once nc's total shows target completions (the CQ reader raises it;
+ * reading the CQ drives every lane and fails the job on an operation that
+ * completed in error). */
 static int counted(void *p)
 {
     const struct count_arg *a = p;
-    struct fid_cntr *w = a->nc->wcntr, *r = a->nc->rcntr;
-    /* Reading a counter drives the provider's progress itself. */
-    if (DSM_UNLIKELY(fi_cntr_readerr(w) || fi_cntr_readerr(r))) {
-        dsm_ofi_peer_failure_grace();
-        dsm_ofi_cfg.fatal(
-            "shmem_quiet",
-            "%llu network operation(s) failed "
-            "(libfabric provider %s)",
-            (unsigned long long)(fi_cntr_readerr(w) + fi_cntr_readerr(r)),
-            dsm_ofi.prov);
-    }
-    return fi_cntr_read(w) + fi_cntr_read(r) >= a->target;
+    if (__atomic_load_n(&a->nc->done, __ATOMIC_ACQUIRE) >= a->target)
+        return 1;
+    dsm_ofi_cq_poll();
+    return __atomic_load_n(&a->nc->done, __ATOMIC_ACQUIRE) >= a->target;
 }
 
 /* Every operation posted on nc so far is complete (exact while the caller
@@ -319,19 +321,46 @@ net_bounce_t *dsm_ofi_bounce_get(dsm_net_ctx_t *nc)
 /* Opening and closing an endpoint bound to the shared CQ while another
  * thread reads that CQ (which progresses every endpoint bound to it)
  * crashed tcp;ofi_rxm (libfabric 1.17): both hold the CQ's reader lock. */
-static dsm_status_t nc_open(dsm_net_ctx_t *nc, int shared)
+static dsm_status_t lane_open_locked(net_lane_t *lane)
 {
     pthread_mutex_lock(&dsm_ofi.cq_lock);
-    dsm_status_t st = dsm_ofi_ep_open(nc, shared, "shmem_ctx_create");
+    dsm_status_t st = dsm_ofi_lane_open(lane, "shmem_ctx_create");
     pthread_mutex_unlock(&dsm_ofi.cq_lock);
     return st;
 }
 
-static void nc_close(dsm_net_ctx_t *nc)
+/* The lane for a new context: a new endpoint while fewer than max_lanes
+ * are open, else the one fewest contexts use (the first of equals, so the
+ * default context's before the others). */
+static net_lane_t *lane_take(void)
 {
-    pthread_mutex_lock(&dsm_ofi.cq_lock);
-    dsm_ofi_ep_close(nc);
-    pthread_mutex_unlock(&dsm_ofi.cq_lock);
+    net_lane_t *best = NULL;
+    pthread_mutex_lock(&dsm_ofi.lane_lock);
+    for (int i = 0; i < dsm_ofi.nlanes; i++)
+        if (!best || dsm_ofi.lanes[i].refs < best->refs)
+            best = &dsm_ofi.lanes[i];
+    if (best->refs > 0 && dsm_ofi.nlanes < dsm_ofi.max_lanes) {
+        net_lane_t *l = &dsm_ofi.lanes[dsm_ofi.nlanes];
+        /* Opened under the lane lock: two contexts created at once do not
+         * both open one past the cap. */
+        if (lane_open_locked(l) == DSM_OK) {
+            dsm_ofi.nlanes++;
+            best = l;
+        } else {
+            best = NULL; /* the error line said why */
+        }
+    }
+    if (best)
+        best->refs++;
+    pthread_mutex_unlock(&dsm_ofi.lane_lock);
+    return best;
+}
+
+static void lane_put(net_lane_t *lane)
+{
+    pthread_mutex_lock(&dsm_ofi.lane_lock);
+    lane->refs--;
+    pthread_mutex_unlock(&dsm_ofi.lane_lock);
 }
 
 dsm_net_ctx_t *dsm_net_ctx_create(int flags)
@@ -344,25 +373,16 @@ dsm_net_ctx_t *dsm_net_ctx_create(int flags)
         dsm_ofi_dflt.shared = shared;
         return &dsm_ofi_dflt;
     }
-    pthread_mutex_lock(&dsm_ofi.pool_lock);
-    dsm_net_ctx_t *nc = dsm_ofi.pool;
-    if (nc) {
-        dsm_ofi.pool = nc->next;
-        dsm_ofi.npool--;
-    }
-    pthread_mutex_unlock(&dsm_ofi.pool_lock);
-    if (nc) {
-        nc->shared = shared;
-        return nc;
-    }
-    nc = calloc(1, sizeof(*nc));
+    dsm_net_ctx_t *nc = calloc(1, sizeof(*nc));
     if (!nc)
         return NULL;
-    if (nc_open(nc, shared) != DSM_OK) {
-        nc_close(nc);
+    if (dsm_ofi_ctx_init(nc, shared) != DSM_OK ||
+        !(nc->lane = lane_take())) {
+        dsm_ofi_ctx_fini(nc);
         free(nc);
         return NULL;
     }
+    nc->ep = nc->lane->ep;
     return nc;
 }
 
@@ -385,42 +405,22 @@ void dsm_net_ctx_destroy(dsm_net_ctx_t *nc)
     dsm_net_quiet(nc);
     if (nc == &dsm_ofi_dflt)
         return;
-    /* Idle: nothing outstanding, no marks (quiet cleared them). The pool
-     * keeps NET_POOL_MAX endpoints for later contexts (a program that
-     * creates contexts per task reuses them); one beyond is closed, so
-     * a burst of contexts does not hold its endpoints (and their
-     * connections) for the rest of the job. */
-    pthread_mutex_lock(&dsm_ofi.pool_lock);
-    if (dsm_ofi.npool < NET_POOL_MAX) {
-        nc->next = dsm_ofi.pool;
-        dsm_ofi.pool = nc;
-        dsm_ofi.npool++;
-        nc = NULL;
-    }
-    pthread_mutex_unlock(&dsm_ofi.pool_lock);
-    if (!nc)
-        return;
-    /* The counters said complete; the CQ entries that point into nc's
-     * accounts must be read before they are freed. */
+    /* Quiet saw the total; the CQ entries that point into nc's accounts
+     * (each raises a PE's account after the total) must be read before
+     * the accounts are freed. */
     if (!accounts_settled(nc))
         dsm_ofi_cfg.wait(accounts_settled, nc);
-    nc_close(nc);
+    lane_put(nc->lane);
+    dsm_ofi_ctx_fini(nc);
     free(nc);
 }
 
-/* A context's endpoint, bound to its own counters and to the shared CQ
- * (reading it progresses every endpoint) and AV. The caller holds the CQ
- * lock (nc_open) or is alone (init). */
-dsm_status_t dsm_ofi_ep_open(dsm_net_ctx_t *nc, int shared, const char *who)
+dsm_status_t dsm_ofi_ctx_init(dsm_net_ctx_t *nc, int shared)
 {
-    struct fi_cntr_attr cna = {.events = FI_CNTR_EVENTS_COMP,
-                               .wait_obj = FI_WAIT_NONE};
-    const char *what = "fi_endpoint";
     const int n = dsm_ofi_cfg.npes;
-    int rc;
+    pthread_rwlockattr_t la;
 
     nc->shared = shared;
-    pthread_rwlockattr_t la;
     pthread_rwlockattr_init(&la);
     /* A quiet waiting for the lock must not starve behind posters. */
     pthread_rwlockattr_setkind_np(&la,
@@ -430,46 +430,20 @@ dsm_status_t dsm_ofi_ep_open(dsm_net_ctx_t *nc, int shared, const char *who)
     pthread_mutex_init(&nc->block, NULL);
     nc->pe = calloc((size_t)n, sizeof(*nc->pe));
     nc->epoch_pes = calloc((size_t)n, sizeof(*nc->epoch_pes));
-    if (!nc->pe || !nc->epoch_pes)
+    if (!nc->pe || !nc->epoch_pes) {
+        dsm_log_error("shmem_ctx_create: out of memory for the network "
+                      "accounts of %d PEs", n);
         return DSM_ERR_NOMEM;
-    for (int pe = 0; pe < n; pe++)
+    }
+    for (int pe = 0; pe < n; pe++) {
         nc->pe[pe].op.pe = &nc->pe[pe];
-    if ((rc = fi_endpoint(dsm_ofi.domain, dsm_ofi.info, &nc->ep, NULL)))
-        goto fail;
-    what = "fi_cntr_open";
-    if ((rc = fi_cntr_open(dsm_ofi.domain, &cna, &nc->wcntr, NULL)) ||
-        (rc = fi_cntr_open(dsm_ofi.domain, &cna, &nc->rcntr, NULL)))
-        goto fail;
-    what = "binding the counters";
-    if ((rc = fi_ep_bind(nc->ep, &nc->wcntr->fid, FI_WRITE)) ||
-        (rc = fi_ep_bind(nc->ep, &nc->rcntr->fid, FI_READ)))
-        goto fail;
-    what = "binding the completion queue";
-    if ((rc = fi_ep_bind(nc->ep, &dsm_ofi.cq->fid,
-                         FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
-        goto fail;
-    what = "binding the AV";
-    if ((rc = fi_ep_bind(nc->ep, &dsm_ofi.av->fid, 0)))
-        goto fail;
-    what = "fi_enable";
-    if ((rc = fi_enable(nc->ep)))
-        goto fail;
+        nc->pe[pe].nc = nc;
+    }
     return DSM_OK;
-fail:
-    dsm_log_error("%s: %s failed (libfabric provider %s): %s", who, what,
-                  dsm_ofi.prov, dsm_ofi_lib.strerror(-rc));
-    return DSM_ERR_UNSUPPORTED;
 }
 
-/* The caller holds the CQ lock (nc_close) or is alone (finalize). */
-void dsm_ofi_ep_close(dsm_net_ctx_t *nc)
+void dsm_ofi_ctx_fini(dsm_net_ctx_t *nc)
 {
-    if (nc->ep)
-        fi_close(&nc->ep->fid);
-    if (nc->wcntr)
-        fi_close(&nc->wcntr->fid);
-    if (nc->rcntr)
-        fi_close(&nc->rcntr->fid);
     if (nc->pe) {
         pthread_rwlock_destroy(&nc->lock);
         pthread_mutex_destroy(&nc->block);
@@ -482,6 +456,45 @@ void dsm_ofi_ep_close(dsm_net_ctx_t *nc)
     free(nc->pe);
     free(nc->epoch_pes);
     memset(nc, 0, sizeof(*nc));
+}
+
+/* An endpoint bound to the shared CQ (reading it progresses every
+ * endpoint) and AV. The caller holds the CQ lock (lane_open_locked) or is
+ * alone (init). */
+dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, const char *who)
+{
+    const char *what = "fi_endpoint";
+    int rc;
+
+    if ((rc = fi_endpoint(dsm_ofi.domain, dsm_ofi.info, &lane->ep, NULL)))
+        goto fail;
+    what = "binding the completion queue";
+    if ((rc = fi_ep_bind(lane->ep, &dsm_ofi.cq->fid,
+                         FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
+        goto fail;
+    what = "binding the AV";
+    if ((rc = fi_ep_bind(lane->ep, &dsm_ofi.av->fid, 0)))
+        goto fail;
+    what = "fi_enable";
+    if ((rc = fi_enable(lane->ep)))
+        goto fail;
+    lane->refs = 0;
+    return DSM_OK;
+fail:
+    dsm_log_error("%s: %s failed (libfabric provider %s): %s", who, what,
+                  dsm_ofi.prov, dsm_ofi_lib.strerror(-rc));
+    if (lane->ep)
+        fi_close(&lane->ep->fid);
+    lane->ep = NULL;
+    return DSM_ERR_UNSUPPORTED;
+}
+
+/* The caller is alone (finalize). */
+void dsm_ofi_lane_close(net_lane_t *lane)
+{
+    if (lane->ep)
+        fi_close(&lane->ep->fid);
+    memset(lane, 0, sizeof(*lane));
 }
 
 #endif /* DSM_HAVE_OFI */

@@ -5,18 +5,18 @@
  *   ofi.c      set-up: loading libfabric, the provider and its attributes,
  *              fabric, domain, CQ, AV, memory registration, the address
  *              exchange, the progress thread; finalize
- *   ofi_ep.c   contexts: endpoints and their counters, the pool of idle
- *              endpoints, reading the CQ, completion (quiet, per-PE flush,
- *              fence)
+ *   ofi_ep.c   contexts: their accounts, the endpoints they share (lanes),
+ *              reading the CQ, completion (quiet, per-PE flush, fence)
  *   ofi_rma.c  operations: addresses, put, get, atomics, signals
  *
  * Completion accounting (ofi_ep.c): every operation is posted with
  * FI_COMPLETION and a net_op_t as context that names the PE's account
  * (net_pe_t) in its context, so the CQ reader counts completions per
  * (context, PE): that is what lets shmem_pe_quiet wait for one PE and a
- * fence order only the PEs written before it. The two counters per
- * endpoint count every operation as well (an injected one that failed
- * shows only there) and give quiet its total.
+ * fence order only the PEs written before it, and the context's total
+ * (dsm_net_ctx.done) is what quiet waits for. Nothing is injected (see
+ * net_bounce_t), so every operation has its CQ entry, and an endpoint
+ * carries no counters: several contexts may share one (net_lane_t).
  */
 #ifndef DSM_NET_OFI_INT_H
 #define DSM_NET_OFI_INT_H
@@ -40,9 +40,9 @@
 #define NET_FI_VERSION FI_VERSION(1, 10)
 #define NET_NSEG 2 /* heap (with the internal area), static */
 #define NET_NAME_MAX 256
-/* Idle endpoints kept for later contexts (ofi_ep.c says why there is a
- * pool); a destroyed context beyond these closes its endpoint. */
-#define NET_POOL_MAX 8
+/* The most endpoints contexts may open besides the default context's
+ * (SHMEM_OFI_CTX_EPS is checked against it). */
+#define NET_LANES_MAX 64
 
 /* libfabric's entry points, loaded at the first job that needs it (ofi.c
  * says why it is not linked); the rest of the API is inline calls through
@@ -60,6 +60,7 @@ struct dsm_ofi_lib {
 extern struct dsm_ofi_lib dsm_ofi_lib;
 
 struct net_pe;
+struct dsm_net_ctx;
 
 /* The CQ context of an operation: whose account its completion raises,
  * and, for the one caller that waits for it alone, a flag. */
@@ -87,6 +88,8 @@ typedef struct net_bounce {
 typedef struct net_pe {
     net_op_t op;          /* context of the operations nobody waits for
                            * alone: op.pe is this account */
+    struct dsm_net_ctx *nc; /* whose account: the CQ reader raises its
+                             * total too */
     uint64_t posted;      /* operations posted to the PE */
     uint64_t done;        /* of them, completed */
     unsigned char written; /* a write since the PE's last quiet or flush
@@ -97,12 +100,19 @@ typedef struct net_pe {
                             * the next write to the PE orders behind them */
 } net_pe_t;
 
-/* One context's endpoint, counters and accounts (net.h). */
-struct dsm_net_ctx {
-    struct dsm_net_ctx *next; /* in the pool of idle endpoints */
+/* An endpoint that contexts post on (ofi_ep.c says when they share
+ * one). Lane 0 is the default context's, the one every peer targets. */
+typedef struct net_lane {
     struct fid_ep *ep;
-    struct fid_cntr *wcntr, *rcntr;
-    uint64_t posted;        /* operations posted on ep (counters: done) */
+    int refs; /* contexts using it (lane 0: the default context too) */
+} net_lane_t;
+
+/* One context's accounts and its lane (net.h). */
+struct dsm_net_ctx {
+    struct fid_ep *ep;      /* lane->ep */
+    net_lane_t *lane;
+    uint64_t posted;        /* operations posted by this context */
+    uint64_t done;          /* of them, completed (the CQ reader) */
     net_pe_t *pe;           /* [npes] */
     int *epoch_pes;         /* the PEs with epoch marks since the last
                              * fence (each once: `listed`) */
@@ -150,10 +160,11 @@ struct dsm_ofi {
     int prog_on, prog_stop;
     unsigned char amo_mode[8][2][2]; /* [dsm_amo_op_t][size 4, 8][fetch] */
     char prov[64];
-    char describe[320];
-    dsm_net_ctx_t *pool; /* idle endpoints, at most NET_POOL_MAX */
-    int npool;
-    pthread_mutex_t pool_lock;
+    char describe[480];
+    net_lane_t lanes[1 + NET_LANES_MAX]; /* [0]: the default context's */
+    int nlanes;                          /* open */
+    int max_lanes;                       /* 1 + SHMEM_OFI_CTX_EPS */
+    pthread_mutex_t lane_lock;
 };
 extern struct dsm_ofi dsm_ofi;
 /* What the runtime handed over at init (net.h). */
@@ -204,10 +215,13 @@ void dsm_ofi_fail(const char *routine, const char *what, int pe, ssize_t rc)
 int dsm_ofi_cq_poll(void);
 void *dsm_ofi_prog_main(void *arg);
 void dsm_ofi_op_wait(net_op_t *op);
-/* A context's endpoint, counters and accounts; who names the routine in
- * an error line. */
-dsm_status_t dsm_ofi_ep_open(dsm_net_ctx_t *nc, int shared, const char *who);
-void dsm_ofi_ep_close(dsm_net_ctx_t *nc);
+/* An endpoint bound to the shared CQ and AV, enabled; who names the
+ * routine in an error line. */
+dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, const char *who);
+void dsm_ofi_lane_close(net_lane_t *lane);
+/* A context's accounts and locks (no endpoint: see dsm_net_ctx_create). */
+dsm_status_t dsm_ofi_ctx_init(dsm_net_ctx_t *nc, int shared);
+void dsm_ofi_ctx_fini(dsm_net_ctx_t *nc);
 /* Before a write to pe: the writes to pe before the last fence are
  * ordered ahead of it by waiting for them (NET_FENCE_TARGET). The caller
  * holds nc's post lock. */
@@ -237,10 +251,8 @@ static inline void dsm_ofi_wrote(dsm_net_ctx_t *nc, int pe)
 #define NET_POST(nc, routine, what, pe, call)                                  \
     do {                                                                       \
         ssize_t rc_;                                                           \
-        while ((rc_ = (call)) == -FI_EAGAIN) {                                 \
+        while ((rc_ = (call)) == -FI_EAGAIN)                                   \
             dsm_ofi_cq_poll();                                                 \
-            (void)fi_cntr_read((nc)->wcntr);                                   \
-        }                                                                      \
         if (rc_)                                                               \
             dsm_ofi_fail(routine, what, pe, rc_);                              \
         __atomic_fetch_add(&(nc)->posted, 1, __ATOMIC_ACQ_REL);                \

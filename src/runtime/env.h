@@ -126,6 +126,10 @@
       "manual-progress provider answers remote gets and atomics within "     \
       "it); 0 = no thread (progress inside OpenSHMEM calls only); -1 = 100 " \
       "where the node has two cores per PE, else 1000")                       \
+    X(SHMEM_OFI_CTX_EPS, INT, ofi_ctx_eps, "4",                                \
+      "network endpoints that shmem contexts may open besides the default "  \
+      "context's (0-64); contexts past them share the least used one "      \
+      "(each costs ~60 ms to open on tcp;ofi_rxm, plus a connection per PE)") \
     X(SHMEM_OFI_COMPLETION, STR, ofi_completion, "auto",                       \
       "how quiet completes network puts: delivery (FI_DELIVERY_COMPLETE), "   \
       "read (a read from each PE written, FI_ORDER_RAW) or auto (delivery "   \

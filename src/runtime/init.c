@@ -180,6 +180,7 @@ static int do_init(int requested)
         .domain = dsm_env.ofi_domain,
         .force_network = dsm_env.force_network,
         .progress_us = dsm_env.ofi_progress_us,
+        .ctx_eps = dsm_env.ofi_ctx_eps,
         .completion = dsm_env.ofi_completion,
         .fence = dsm_env.ofi_fence,
         .fatal = dsm_rt_fatal,

@@ -12,14 +12,32 @@
  * field with a compare-and-swap, so its wrap cannot carry into the tickets.
  * A waiter sleeps on its own application wake word; clear_lock wakes every
  * local PE's (the next holder is whichever PE drew the next ticket).
+ *
+ * When PE 0 is reached through the network, each look at the word is a
+ * round trip that PE 0 must serve. Waiters that looked again at once (16
+ * threads on each of 4 PEs: SOS test/unit mt_locking, issue #14) kept
+ * PE 0 answering them while the holder's own operations (its data, its
+ * quiet, the clear) waited in the same queues: the test did not finish in
+ * 150 s on 2 cores. So there a waiter looks again only after a pause
+ * proportional to the tickets ahead of it (proportional backoff for
+ * ticket locks, Mellor-Crummey and Scott 1991), and a thread that polls
+ * with shmem_test_lock is paced the same way: a failed try is answered at
+ * once, the next try of that thread waits out the pause first.
  */
 #include "amo.h"
+#include "path.h"
 #include "wait.h"
+
+#include <time.h>
 
 #define LOCK_PE 0
 #define TICKET_ONE ((uint64_t)1 << 32)
 #define TICKET(w) ((uint32_t)((w) >> 32))
 #define SERVING(w) ((uint32_t)(w))
+/* Over the network: the pause per ticket ahead (about one holder's round
+ * trip on a loaded node), and its cap. */
+#define LOCK_NET_PAUSE_NS 100000ull
+#define LOCK_NET_PAUSE_MAX_NS 2000000ull
 
 /* Every access goes through dsm_amo on PE 0's word: a CPU atomic when PE 0
  * is mapped, a libfabric atomic when it is on another node. */
@@ -52,20 +70,58 @@ static int my_turn(void *p)
            l->ticket;
 }
 
+/* The word lives on another node: each look costs PE 0 a round trip. */
+static int lock_remote(void)
+{
+    return !(dsm_path_of(LOCK_PE)->caps & DSM_PATH_CAP_CPU_AMO);
+}
+
+/* Sleep while `ahead` holders go before us (the progress thread and this
+ * PE's other threads serve the network meanwhile). */
+static void lock_pause(uint32_t ahead)
+{
+    uint64_t ns = DSM_MIN((uint64_t)ahead * LOCK_NET_PAUSE_NS,
+                          LOCK_NET_PAUSE_MAX_NS);
+    struct timespec ts = {(time_t)(ns / 1000000000ull),
+                          (long)(ns % 1000000000ull)};
+    nanosleep(&ts, NULL);
+}
+
 void pshmem_set_lock(long *lock)
 {
     lock_check(lock, "shmem_set_lock");
     struct lock_wait l = {
         lock, TICKET(lock_op(lock, DSM_AMO_ADD, TICKET_ONE, 0,
                              "shmem_set_lock"))};
+    if (lock_remote()) {
+        uint32_t serving;
+        while ((serving = SERVING(lock_op(lock, DSM_AMO_FETCH, 0, 0,
+                                          "shmem_set_lock"))) != l.ticket)
+            lock_pause(l.ticket - serving);
+        return;
+    }
     if (!my_turn(&l))
         dsm_rt_wait(my_turn, &l);
 }
+
+/* This thread's last failed shmem_test_lock over the network: the lock,
+ * and how long to leave it before asking again. */
+static _Thread_local const long *test_last;
+static _Thread_local uint64_t test_next_ns;
 DSM_WEAK(set_lock)
 
 int pshmem_test_lock(long *lock)
 {
     lock_check(lock, "shmem_test_lock");
+    const int remote = lock_remote();
+    if (remote && test_last == lock) {
+        uint64_t now = dsm_now_ns();
+        if (now < test_next_ns) {
+            struct timespec ts = {0, (long)(test_next_ns - now)};
+            nanosleep(&ts, NULL);
+        }
+        test_last = NULL;
+    }
     uint64_t old = lock_op(lock, DSM_AMO_FETCH, 0, 0, "shmem_test_lock"), seen;
 
     /* Free means nobody holds it and nobody waits: take the next ticket
@@ -76,6 +132,13 @@ int pshmem_test_lock(long *lock)
         if (seen == old)
             return 0;
         old = seen;
+    }
+    if (remote) {
+        uint32_t queue = TICKET(old) - SERVING(old);
+        test_last = lock;
+        test_next_ns = dsm_now_ns() +
+                       DSM_MIN((uint64_t)queue * LOCK_NET_PAUSE_NS,
+                               LOCK_NET_PAUSE_MAX_NS);
     }
     return 1;
 }

@@ -204,8 +204,9 @@ static void net_fence(dsm_ctx_t *c)
     dsm_net_fence(c->net);
 }
 
-/* Each context has its own endpoint and counters (src/net), locked only
- * where threads may share it. */
+/* Each context has its own network accounts (src/net: contexts share at
+ * most SHMEM_OFI_CTX_EPS endpoints), locked only where threads may share
+ * it. */
 static dsm_status_t net_ctx_open(dsm_ctx_t *c)
 {
     int flags = c == &dsm_ctx_default ? DSM_NET_CTX_DEFAULT : 0;

@@ -1,0 +1,54 @@
+#!/bin/bash
+# Contexts and locks on the inter-node path (src/net, issue #14) with every
+# PE its own node (SHMEM_FORCE_NETWORK=1), on 1, 2 and 4 PEs (4 on 2 cores
+# is oversubscribed and must finish, not spin):
+#  1. net_ctx_many (64 contexts, data checked) and net_mt_lock (threads of
+#     every PE on one lock, counter checked) over the default provider;
+#  2. contexts all on the default context's endpoint (SHMEM_OFI_CTX_EPS=0)
+#     open no file (ctx_pool_net) and pass net_ctx_many, on both providers;
+#  3. SHMEM_INFO names the endpoints contexts may open; a value out of
+#     range is refused with one line naming the variable, no hang, nothing
+#     left behind.
+. "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
+
+if ! ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 '; then
+    echo "SKIP: libfabric.so.1 not installed"
+    exit 77
+fi
+export SHMEM_FORCE_NETWORK=1
+B=$top_builddir/test/mp
+
+# --- 1
+for n in 1 2 4; do
+    for prog in net_ctx_many net_mt_lock; do
+        run "$LAUNCHER" -n "$n" --timeout 110 "$B/$prog" "$MARK"
+        expect_rc 0 "$prog on $n PEs"
+    done
+done
+
+# --- 2
+for prov in "tcp;ofi_rxm" sockets; do
+    for prog in ctx_pool_net net_ctx_many; do
+        run env SHMEM_OFI_PROVIDER="$prov" SHMEM_OFI_CTX_EPS=0 "$LAUNCHER" \
+            -n 2 --timeout 110 "$B/$prog" "$MARK"
+        expect_rc 0 "$prog on 2 PEs over $prov, SHMEM_OFI_CTX_EPS=0"
+    done
+done
+
+# --- 3
+run env SHMEM_OFI_CTX_EPS=3 SHMEM_INFO=1 "$LAUNCHER" -n 2 --timeout 60 \
+    "$B/net_ctx_many" "$MARK"
+expect_rc 0 "SHMEM_INFO with SHMEM_OFI_CTX_EPS=3"
+printf '%s\n' "$OUT" | grep -q "contexts: on 3 endpoint(s) besides" ||
+    fail "SHMEM_INFO does not name the 3 context endpoints"
+for bad in -1 65; do
+    run env SHMEM_OFI_CTX_EPS=$bad "$LAUNCHER" -n 2 --timeout 60 \
+        "$B/net_ctx_many" "$MARK"
+    expect_fail "SHMEM_OFI_CTX_EPS=$bad"
+    expect_err "SHMEM_OFI_CTX_EPS=$bad" "SHMEM_OFI_CTX_EPS=$bad"
+    [ "$(printf '%s\n' "$ERR" | grep -c SHMEM_OFI_CTX_EPS)" -le 2 ] ||
+        fail "SHMEM_OFI_CTX_EPS=$bad: more than one line per PE"
+    expect_faster 20000 "SHMEM_OFI_CTX_EPS=$bad"
+    expect_clean "SHMEM_OFI_CTX_EPS=$bad"
+done
+echo "net_ctx: ok"
