@@ -296,4 +296,26 @@ void dsm_sdma_gpu_configure(const dsm_sdma_gpu_settings_t *set);
  * side is not active). */
 const dsm_sdma_gpu_ops_t *dsm_sdma_gpu(const dsm_sdma_t *s);
 
+/* ---- Engine queues GPU kernels write themselves (HIP device API, #13) ----
+ * The hsa backend gives the process one SDMA queue of its own whose ring
+ * kernels fill with packets and whose doorbell they ring (shmemx_hip.h,
+ * shmemx_sdma_pkt.h): no host proxy. Addresses are the GPU's. Built with
+ * the hsa backend only (DSM_HAVE_HSA); both calls refuse (DSM_ERR_
+ * UNSUPPORTED, why filled with one line) where s is another backend or
+ * the hsa backend runs hsa_amd_memory_async_copy (no queues). */
+typedef struct dsm_sdma_devq {
+    uint64_t ring;    /* the queue's dsm_sdma_ring_t (producers' words) */
+    uint64_t done;    /* dword the completion FENCEs write */
+    uint64_t table;   /* table_bytes of zeroed memory for the caller */
+    void *table_host; /* ... as the host writes it */
+} dsm_sdma_devq_t;
+/* Create the queue (once per open layer; later calls return it). */
+dsm_status_t dsm_sdma_devq_open(dsm_sdma_t *s, size_t table_bytes,
+                                dsm_sdma_devq_t *out, char *why,
+                                size_t whylen);
+/* Make [p, p + len) reachable by the queue's engine and the GPU until s
+ * closes; *gpu = the GPU's address of p. */
+dsm_status_t dsm_sdma_devq_map(dsm_sdma_t *s, const void *p, size_t len,
+                               uint64_t *gpu, char *why, size_t whylen);
+
 #endif /* DSM_SDMA_H */

@@ -14,7 +14,7 @@
  *    and starts one thread per queue that executes the packets from the
  *    read pointer up to the doorbell's value: nothing before a doorbell,
  *    everything up to the doorbell after it; the read pointer follows;
- *  - packets, decoded from the layouts in sdma_pkt.h: COPY_LINEAR (count
+ *  - packets, decoded from the layouts in shmemx_sdma_pkt.h: COPY_LINEAR (count
  *    + 1 bytes, at most DSM_SDMA_COPY_MAX), FENCE (32-bit write), ATOMIC
  *    (add64 only), POLL_REGMEM (memory, any function, mask, retry interval
  *    in microseconds here, retry count or for ever), NOP (with skipped
@@ -38,7 +38,7 @@
  * on the doorbell word, so a producer calls hsa_model_kick after the
  * store (the ring's kick hook, set only over the model).
  */
-#include "sdma/hsa/sdma_pkt.h"
+#include <shmemx_sdma_pkt.h>
 
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>

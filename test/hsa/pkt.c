@@ -1,6 +1,6 @@
 /*
  * The hsa backend without a GPU:
- *  - every packet encoder of src/sdma/hsa/sdma_pkt.h, field by field,
+ *  - every packet encoder of include/shmemx_sdma_pkt.h, field by field,
  *    against the SDMA 4.x layouts;
  *  - the ring (reserve/commit/doorbell) with many producer threads on a
  *    small ring of the engine model (wrap-around, full ring), the way GPU
@@ -21,7 +21,7 @@
 
 #include "sdma/backend.h"
 #include "sdma/hsa/hsa_int.h"
-#include "sdma/hsa/sdma_pkt.h"
+#include <shmemx_sdma_pkt.h>
 
 static char model_path[4096];
 static void *model;

@@ -1,5 +1,5 @@
 /*
- * hsa backend: AMD SDMA queues driven by packets (sdma_pkt.h).
+ * hsa backend: AMD SDMA queues driven by packets (shmemx_sdma_pkt.h).
  *
  * Every queue of the layer is one SDMA queue of the PE's GPU, created with
  * hsaKmtCreateQueue(HSA_QUEUE_SDMA) on a ring in host memory locked for
@@ -35,7 +35,7 @@
  */
 #include "sdma/backend.h"
 #include "sdma/hsa/hsa_int.h"
-#include "sdma/hsa/sdma_pkt.h"
+#include <shmemx_sdma_pkt.h>
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -103,6 +103,24 @@ typedef struct hsaq {
     uint64_t copies;
 } hsaq_t;
 
+/* The queue GPU kernels write themselves (dsm_sdma_devq_open): a ring, a
+ * control block the GPU reads and writes (the producers' ring words, the
+ * completion dword, the caller's table) and the ranges made reachable for
+ * kernels; none of it is a queue of the layer. */
+#define DEVQ_RING_BYTES (256u * 1024u)
+#define DEVQ_DONE_OFF 256u  /* the completion dword, a line of its own */
+#define DEVQ_TABLE_OFF 512u
+typedef struct hsa_devq {
+    int open;
+    uint32_t *ringbuf;
+    char *ctl;
+    size_t ctl_bytes;
+    HsaQueueResource res;
+    hsa_reg_t *ring_reg, *ctl_reg;
+    slot_regs_t maps;
+    dsm_sdma_devq_t out;
+} hsa_devq_t;
+
 typedef struct hsas {
     dsm_sdma_t *s;
     pthread_t event_thread;
@@ -111,6 +129,8 @@ typedef struct hsas {
     HsaEvent *event;
     pthread_mutex_t reg_lock;
     hsa_reg_t *regs;
+    pthread_mutex_t devq_lock;
+    hsa_devq_t devq;
 } hsas_t;
 
 /* What probe found; kept until close so open does not load twice. */
@@ -896,6 +916,7 @@ static dsm_status_t hsa_open(dsm_sdma_t *s)
         return DSM_ERR_NOMEM;
     hs->s = s;
     pthread_mutex_init(&hs->reg_lock, NULL);
+    pthread_mutex_init(&hs->devq_lock, NULL);
     g.async = 0;
     if (!g.api.create_queue || g.api.kmt_open() != HSAKMT_STATUS_SUCCESS) {
         g.async = 1;
@@ -934,6 +955,7 @@ start:
     return DSM_OK;
 
 err_free:
+    pthread_mutex_destroy(&hs->devq_lock);
     pthread_mutex_destroy(&hs->reg_lock);
     free(hs);
     return DSM_ERR_NO_DEVICE;
@@ -973,6 +995,162 @@ static void queue_teardown(hsas_t *hs, dsm_sdma_queue_t *q)
     q->priv = NULL;
 }
 
+/* ------------------------------------------------------------ device queue */
+
+/* Whether s can give kernels a queue: the hsa backend with SDMA queues. */
+static hsas_t *devq_backend(dsm_sdma_t *s, char *why, size_t whylen)
+{
+    if (!s || s->ops != &dsm_sdma_hsa_ops || !s->priv) {
+        snprintf(why, whylen,
+                 "needs the hsa sdma backend (this PE runs '%s')",
+                 s && s->ops ? s->ops->name : "none");
+        return NULL;
+    }
+    if (g.async) {
+        snprintf(why, whylen,
+                 "the hsa backend runs hsa_amd_memory_async_copy here (no "
+                 "SDMA queue: %s), and kernels need an SDMA queue of their "
+                 "own", g.why);
+        return NULL;
+    }
+    return s->priv;
+}
+
+static void devq_teardown(hsas_t *hs, int stats)
+{
+    hsa_devq_t *d = &hs->devq;
+
+    if (d->open) {
+        /* The engine stops before anything it reads goes. */
+        g.api.destroy_queue(d->res.QueueId);
+        if (stats) {
+            const dsm_sdma_ring_t *r = (const dsm_sdma_ring_t *)d->ctl;
+            fprintf(stderr,
+                    "dmashmem: hsa stats PE %d device queue (kernels): "
+                    "packets %llu doorbells %llu\n",
+                    dsm_log_pe, (unsigned long long)r->packets,
+                    (unsigned long long)r->doorbells);
+        }
+    }
+    for (uint32_t i = 0; i < d->maps.n; i++)
+        reg_put(hs, d->maps.v[i]);
+    free(d->maps.v);
+    if (d->ctl_reg)
+        reg_put(hs, d->ctl_reg);
+    if (d->ring_reg)
+        reg_put(hs, d->ring_reg);
+    free(d->ctl);
+    free(d->ringbuf);
+    memset(d, 0, sizeof(*d));
+}
+
+dsm_status_t dsm_sdma_devq_open(dsm_sdma_t *s, size_t table_bytes,
+                                dsm_sdma_devq_t *out, char *why,
+                                size_t whylen)
+{
+    hsas_t *hs = devq_backend(s, why, whylen);
+    hsa_devq_t *d;
+    dsm_sdma_ring_t *r;
+    HSAKMT_STATUS st;
+    long pg = sysconf(_SC_PAGESIZE);
+
+    if (!hs)
+        return DSM_ERR_UNSUPPORTED;
+    d = &hs->devq;
+    pthread_mutex_lock(&hs->devq_lock);
+    if (d->open)
+        goto done;
+    d->ctl_bytes = (DEVQ_TABLE_OFF + table_bytes + (size_t)pg - 1) &
+                   ~((size_t)pg - 1);
+    if (posix_memalign((void **)&d->ringbuf, (size_t)pg, DEVQ_RING_BYTES) ||
+        posix_memalign((void **)&d->ctl, (size_t)pg, d->ctl_bytes)) {
+        snprintf(why, whylen, "out of memory for the device queue");
+        goto fail;
+    }
+    memset(d->ringbuf, 0, DEVQ_RING_BYTES);
+    memset(d->ctl, 0, d->ctl_bytes);
+    d->ring_reg = reg_get(hs, d->ringbuf, DEVQ_RING_BYTES);
+    d->ctl_reg = reg_get(hs, d->ctl, d->ctl_bytes);
+    if (!d->ring_reg || !d->ctl_reg) {
+        snprintf(why, whylen, "hsa_amd_memory_lock of the device queue's "
+                 "ring or control block failed");
+        goto fail;
+    }
+    st = g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
+                            HSA_QUEUE_PRIORITY_MAXIMUM, d->ringbuf,
+                            DEVQ_RING_BYTES, NULL, &d->res);
+    if (st != HSAKMT_STATUS_SUCCESS) {
+        snprintf(why, whylen,
+                 "hsaKmtCreateQueue(node %u, HSA_QUEUE_SDMA) for the device "
+                 "queue failed with status %d", (unsigned)g.node, (int)st);
+        goto fail;
+    }
+    d->open = 1;
+    /* The ring's words as kernels see them: GPU addresses throughout
+     * (the read/write pointers and the doorbell as the thunk mapped
+     * them); the host never produces into this ring (but a test over
+     * the model, where a GPU address is the host address). */
+    r = (dsm_sdma_ring_t *)d->ctl;
+    r->buf = (uint32_t *)(uintptr_t)gva(d->ring_reg, d->ringbuf);
+    r->size = DEVQ_RING_BYTES;
+    r->rptr = d->res.Queue_read_ptr_aql;
+    r->wptr = d->res.Queue_write_ptr_aql;
+    r->doorbell = d->res.Queue_DoorBell_aql;
+    r->reserved = r->committed = *r->wptr;
+    if (g.api.model && g.api.model_kick)
+        r->kick = model_kick;
+    d->out.ring = gva(d->ctl_reg, d->ctl);
+    d->out.done = gva(d->ctl_reg, d->ctl + DEVQ_DONE_OFF);
+    d->out.table = gva(d->ctl_reg, d->ctl + DEVQ_TABLE_OFF);
+    d->out.table_host = d->ctl + DEVQ_TABLE_OFF;
+    dsm_debug("hsa: device queue %u (ring %u KiB) for kernels",
+              (unsigned)d->res.QueueId, DEVQ_RING_BYTES / 1024u);
+done:
+    *out = d->out;
+    pthread_mutex_unlock(&hs->devq_lock);
+    return DSM_OK;
+
+fail:
+    devq_teardown(hs, 0);
+    pthread_mutex_unlock(&hs->devq_lock);
+    return DSM_ERR_NO_DEVICE;
+}
+
+dsm_status_t dsm_sdma_devq_map(dsm_sdma_t *s, const void *p, size_t len,
+                               uint64_t *gpu, char *why, size_t whylen)
+{
+    hsas_t *hs = devq_backend(s, why, whylen);
+    slot_regs_t *m;
+    uint32_t first;
+    dsm_status_t st = DSM_OK;
+
+    if (!hs)
+        return DSM_ERR_UNSUPPORTED;
+    pthread_mutex_lock(&hs->devq_lock);
+    m = &hs->devq.maps;
+    first = m->n;
+    /* Pages commands already hold stay their own ranges (no two locks
+     * overlap): the GPU must see the pieces back to back, since a kernel
+     * adds offsets to one base per range it was given. */
+    if (!reg_cover(hs, m, p, len)) {
+        snprintf(why, whylen,
+                 "hsa_amd_memory_lock of %zu bytes at %p failed", len, p);
+        st = DSM_ERR_NOMEM;
+    }
+    for (uint32_t i = first + 1; st == DSM_OK && i < m->n; i++)
+        if (gva(m->v[i - 1], (void *)m->v[i - 1]->base) + m->v[i - 1]->len !=
+            gva(m->v[i], (void *)m->v[i]->base)) {
+            snprintf(why, whylen,
+                     "%zu bytes at %p are locked for the GPU in pieces "
+                     "that it does not see back to back", len, p);
+            st = DSM_ERR_UNSUPPORTED;
+        }
+    if (st == DSM_OK)
+        *gpu = gva(m->v[first], p);
+    pthread_mutex_unlock(&hs->devq_lock);
+    return st;
+}
+
 static void print_queue_stats(dsm_sdma_queue_t *q)
 {
     hsaq_t *hq = q->priv;
@@ -1002,6 +1180,7 @@ static void hsa_close(dsm_sdma_t *s)
         dsm_wake_notify(s->wake);
         pthread_join(hs->event_thread, NULL);
     }
+    devq_teardown(hs, s->cfg.stats);
     for (i = 0; i < s->num_queues; i++) {
         if (s->cfg.stats && s->queues[i]->priv)
             print_queue_stats(s->queues[i]);
@@ -1011,6 +1190,7 @@ static void hsa_close(dsm_sdma_t *s)
         g.api.destroy_event(hs->event);
         g.api.kmt_close();
     }
+    pthread_mutex_destroy(&hs->devq_lock);
     pthread_mutex_destroy(&hs->reg_lock);
     free(hs);
     s->priv = NULL;

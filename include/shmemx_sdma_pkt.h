@@ -1,8 +1,10 @@
 /*
  * AMD SDMA packets and the queue ring, for every producer: the host
  * backend (src/sdma/hsa/hsa.c), the engine model (test/hsa/model.c, which
- * decodes what this encodes) and GPU kernels (the same functions compile
- * as __device__ code under hipcc).
+ * decodes what this encodes) and GPU kernels (the HIP device API,
+ * shmemx_hip.h: the same functions compile as __host__ __device__ code
+ * under hipcc). Installed because shmemx_hip.h includes it; its names
+ * (dsm_pkt_*, dsm_ring_*) are the library's internals, not an API.
  *
  * Layouts are those of the SDMA 4.x engines (gfx9: MI100/MI200/MI300),
  * as published in the kernel driver's and ROCr's headers: every packet is

@@ -1,0 +1,57 @@
+#!/bin/bash
+# The HIP device API's packet producer (include/shmemx_hip.h) on the host
+# against the SDMA engine model (no AMD GPU here): test/hsa/dev_host, the
+# header compiled as C, host threads producing into the PE's device SDMA
+# queue as GPU threads would, with the handle from shmemx_dev_get over the
+# hsa backend.
+#  1. 1 PE: 8 producer threads x 1000 puts of varied sizes into one queue
+#     (ring wrap-around, puts split across packets, store path and engine
+#     mixed), data checked, gets, contended atomics, p/g, signals, device
+#     barriers; SHMEM_SDMA_STATS counts the device queue's packets;
+#  2. 2 PEs (8 x 1000) and 4 PEs (4 x 500): PE i's threads put into PE j's
+#     heap and signal, PE j waits on the signal and checks every byte;
+#  3. shmemx_dev_get returns -1 with one line on the cpu backend and where
+#     the hsa backend has no SDMA queue (HSA_MODEL_NO_QUEUES=1: async
+#     copies);
+#  4. a put to a PE that does not exist: one line naming routine, PE and
+#     value, the job fails (does not hang), nothing is left behind.
+. "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
+unset SHMEM_FORCE_NETWORK SHMEM_SDMA_BACKEND
+
+MODEL=$top_builddir/test/hsa/.libs/libhsamodel.so
+PROG=$top_builddir/test/hsa/dev_host
+if [ ! -f "$MODEL" ] || [ ! -x "$PROG" ]; then
+    echo "SKIP: the engine model or test/hsa/dev_host is not built"
+    exit 77
+fi
+MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
+HSA="SHMEM_SDMA_BACKEND=hsa SHMEM_HSA_LIBRARY=$MODEL"
+
+# --- 1
+run env $HSA SHMEM_SDMA_STATS=1 "$LAUNCHER" -n 1 --timeout 120 "$PROG" 8 1000 "$MARK"
+expect_rc 0 "8 producer threads x 1000 puts on 1 PE"
+printf '%s\n' "$ERR" | grep -q "hsa stats PE 0 device queue (kernels): packets [1-9][0-9][0-9][0-9]* doorbells [1-9]" ||
+    fail "no device-queue packets counted: the puts did not go through the engine"
+
+# --- 2
+run env $HSA "$LAUNCHER" -n 2 --timeout 120 "$PROG" 8 1000 "$MARK"
+expect_rc 0 "8 producer threads x 1000 puts on 2 PEs"
+run env $HSA "$LAUNCHER" -n 4 --timeout 120 "$PROG" 4 500 "$MARK"
+expect_rc 0 "4 producer threads x 500 puts on 4 PEs"
+
+# --- 3
+run "$LAUNCHER" -n 2 --timeout 60 "$PROG" refuse "$MARK"
+expect_rc 0 "refusal on the cpu backend"
+expect_err "PE 0: shmemx_dev_get: needs the hsa sdma backend (this PE runs 'cpu')" \
+    "the cpu backend's refusal"
+run env $HSA HSA_MODEL_NO_QUEUES=1 "$LAUNCHER" -n 2 --timeout 60 "$PROG" refuse "$MARK"
+expect_rc 0 "refusal without SDMA queues"
+expect_err "PE 1: shmemx_dev_get: the hsa backend runs hsa_amd_memory_async_copy here (no SDMA queue: hsaKmtCreateQueue" \
+    "the async-copy refusal"
+
+# --- 4
+run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badpe "$MARK"
+expect_fail "a put to PE 2 of 2"
+expect_err "shmemx_dev_putmem_nbi: PE 0: invalid PE 2 (npes 2)" "the bad PE's line"
+expect_clean "the failed job"
+echo "PASS"
