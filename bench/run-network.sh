@@ -3,15 +3,18 @@
 # (put/get latency, pingpong, put_nbi bandwidth, barrier), fence_bench
 # (put + fence + flag: stream, fan, the Synch_p2p pipeline; with
 # SHMEM_OFI_FENCE=quiet too, the method before per-PE fences, for
-# comparison) and coll_bench
-# (fcollect, alltoall, ...) with SHMEM_FORCE_NETWORK=1 (every PE its own
+# comparison), coll_bench
+# (fcollect, alltoall, ...) and net_ctx_bench (what a context costs to
+# create, use first, reuse and destroy, for each SHMEM_OFI_CTX_EPS in
+# BENCH_CTX_EPS, default "4 0") with SHMEM_FORCE_NETWORK=1 (every PE its own
 # node, libfabric on loopback) for each provider in BENCH_PROVIDERS
 # (default "tcp;ofi_rxm sockets"), 2 PEs; the on-node figures are
 # `make bench`'s. Results land in $BENCH_OUT (default bench/results under
 # the build tree) as net-*.csv/txt; the tables are printed as they come.
 #
 # Environment: top_builddir, BENCH_ARGS (e.g. --quick), BENCH_OUT,
-# BENCH_PROVIDERS, BENCH_NPES (default 2), BENCH_TIMEOUT (s per run).
+# BENCH_PROVIDERS, BENCH_NPES (default 2), BENCH_TIMEOUT (s per run),
+# BENCH_CTX_EPS.
 set -u
 top_builddir=${top_builddir:-.}
 BENCH_ARGS=${BENCH_ARGS:-}
@@ -19,6 +22,7 @@ out=${BENCH_OUT:-$top_builddir/bench/results}
 providers=${BENCH_PROVIDERS:-"tcp;ofi_rxm sockets"}
 npes_list=${BENCH_NPES:-2}
 limit=${BENCH_TIMEOUT:-900}
+ctx_eps_list=${BENCH_CTX_EPS:-4 0}
 launcher=$top_builddir/src/launcher/shmem_launcher
 mkdir -p "$out" || exit 1
 status=0
@@ -49,6 +53,14 @@ for prov in $providers; do
             "$top_builddir/bench/coll_bench" --label "net-$tag" $BENCH_ARGS \
             --csv "$out/net-coll-$tag-$n.csv" | tee "$out/net-coll-$tag-$n.txt" ||
             { echo "run-network: coll_bench over $prov ($n PEs) failed" >&2; status=1; }
+        for eps in $ctx_eps_list; do
+            SHMEM_FORCE_NETWORK=1 SHMEM_OFI_PROVIDER=$prov SHMEM_OFI_CTX_EPS=$eps \
+                "$launcher" -n "$n" --timeout "$limit" \
+                "$top_builddir/bench/net_ctx_bench" --label "net-$tag-eps$eps" \
+                $BENCH_ARGS --csv "$out/net-ctx-$tag-$n-eps$eps.csv" |
+                tee "$out/net-ctx-$tag-$n-eps$eps.txt" ||
+                { echo "run-network: net_ctx_bench over $prov ($n PEs, SHMEM_OFI_CTX_EPS=$eps) failed" >&2; status=1; }
+        done
     done
 done
 exit $status

@@ -7,8 +7,12 @@
  * shmem_clear_lock. No increment may be lost: the counter ends at
  * npes * NT * ITERS, and every thread saw the lock held by nobody else
  * (a word only the holder sets). Run on shm by the suite and under
- * SHMEM_FORCE_NETWORK=1 by test/mp/net_ctx.sh (1, 2 and 4 PEs; over the
- * network, 4 PEs on 2 cores did not finish in 150 s before the fix).
+ * SHMEM_FORCE_NETWORK=1 by test/mp/net_ctx.sh (1, 2 and 4 PEs). What
+ * it guards is an outcome, not a speed: SOS mt_locking (16 threads per PE)
+ * did not finish in 150 s on 4 PEs over the network, because waiters
+ * flooded PE 0 with looks at the lock word; this smaller shape took 11 s
+ * there before the lock's network backoff and 2-4 s after
+ * (docs/PERFORMANCE.md), so it passed before too.
  */
 #define MP_ALARM_S 100
 #include "mp.h"
