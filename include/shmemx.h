@@ -163,7 +163,9 @@ typedef shmem_team_config_t shmemx_team_config_t;
 /* The device API: kernels call shmemx_dev_* routines (putmem, getmem,
  * *_nbi, putmem_signal_nbi, signal_wait_until, signal_fetch, quiet, fence,
  * <T>_p/_g, <T>_atomic_*, barrier_all) declared header-only in
- * <shmemx_cuda.h>, with the handle from shmemx_dev_get (shmemx_dev(3)). */
+ * <shmemx_cuda.h>, with the handle from shmemx_dev_get (shmemx_dev(3)).
+ * The same names for HIP kernels over AMD SDMA queues, the kernel writing
+ * the packets itself: <shmemx_hip.h> (shmemx_dev_hip(3)). */
 #define SHMEMX_HAVE_DEVICE_API 1
 
 #define SHMEM_FN(name) shmemx_##name

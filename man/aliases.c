@@ -358,3 +358,6 @@ SHMEMX_DEV_TYPES_RMA(DEV_PG)
     ALIAS shmemx_dev_##N##_atomic_add shmemx_dev ;                             \
     ALIAS shmemx_dev_##N##_atomic_compare_swap shmemx_dev ;
 SHMEMX_DEV_TYPES_AMO(DEV_AMO)
+/* Its HIP form (include/shmemx_hip.h, same routine names as inline code):
+ * the one exported name, on shmemx_dev_hip(3). */
+ALIAS shmemx_dev_get_hip shmemx_dev_hip ;
