@@ -386,13 +386,20 @@ static int slots_reserve(dsm_team_t *p, int n, int member, int *out)
 }
 
 static void apply_config(dsm_team_t *t, const shmem_team_config_t *config,
-                         long mask)
+                         long mask, const char *routine)
 {
     t->config_mask = 0;
     t->config.num_contexts = 0;
     if (config && (mask & SHMEM_TEAM_NUM_CONTEXTS)) {
         t->config.num_contexts = config->num_contexts;
         t->config_mask |= SHMEM_TEAM_NUM_CONTEXTS;
+    } else if (config) {
+        /* Valid (the mask picks the fields; 0 means the defaults), but a
+         * program that expected the fields to apply, as SOS's
+         * shmem_team_get_config test does, learns here why they did not. */
+        dsm_debug("%s: config given with config_mask 0x%lx: its "
+                  "num_contexts is not used, the team has the default 0",
+                  routine, mask);
     }
 }
 
@@ -409,7 +416,7 @@ static dsm_team_t *team_new(dsm_team_t *parent, int size, const int *idx,
         t->pes[i] = parent->pes[idx[i]];
     t->parent = parent;
     team_setup(t, slot);
-    apply_config(t, config, mask);
+    apply_config(t, config, mask, routine);
     return t; /* the slot was reserved by slots_reserve */
 }
 
