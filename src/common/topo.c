@@ -33,6 +33,10 @@ static struct {
     const char *source;
     int nic_done;
     char nic[64];
+    /* The OS names of the nearest NIC's PCI function (nic first: mlx5_0,
+     * ib0, ...), NULL-terminated; what the network matches domains to. */
+    char nic_alias[DSM_TOPO_NIC_NAMES][64];
+    const char *nic_names[DSM_TOPO_NIC_NAMES + 1];
 #ifdef DSM_HAVE_HWLOC
     hwloc_topology_t hw;   /* cores and NUMA nodes; NULL if not loaded */
     hwloc_topology_t hwio; /* with PCI and OS devices, loaded on demand */
@@ -492,12 +496,14 @@ const char *dsm_topo_nic(void)
         return topo.nic[0] ? topo.nic : NULL;
     topo.nic_done = 1;
     topo.nic[0] = '\0';
+    topo.nic_names[0] = NULL;
 #ifdef DSM_HAVE_HWLOC
     hwloc_topology_t io = hw_io();
     if (!io)
         return NULL;
     cpu_set_t share;
     int best_rank = -1;
+    hwloc_obj_t best = NULL;
     share_of(topo.rank, &share);
     for (hwloc_obj_t o = hwloc_get_next_osdev(io, NULL); o;
          o = hwloc_get_next_osdev(io, o)) {
@@ -514,9 +520,35 @@ const char *dsm_topo_nic(void)
         int r = kind * 3 + nearness(&share, &loc);
         if (r > best_rank) {
             best_rank = r;
+            best = o;
             snprintf(topo.nic, sizeof(topo.nic), "%s", o->name);
         }
     }
+    /* Its other names: the OS devices of the same PCI function (an RDMA
+     * device and its interface), which libfabric providers name domains
+     * by (verbs: mlx5_0, tcp: ib0). */
+    int k = 0;
+    if (best) {
+        snprintf(topo.nic_alias[k++], sizeof(topo.nic_alias[0]), "%s",
+                 best->name);
+        for (hwloc_obj_t o = best->parent ? best->parent->io_first_child
+                                          : NULL;
+             o && k < DSM_TOPO_NIC_NAMES; o = o->next_sibling)
+            if (o != best && o->type == HWLOC_OBJ_OS_DEVICE && o->name &&
+                (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ||
+                 o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK))
+                snprintf(topo.nic_alias[k++], sizeof(topo.nic_alias[0]),
+                         "%s", o->name);
+    }
+    for (int i = 0; i < k; i++)
+        topo.nic_names[i] = topo.nic_alias[i];
+    topo.nic_names[k] = NULL;
 #endif
     return topo.nic[0] ? topo.nic : NULL;
+}
+
+const char *const *dsm_topo_nic_names(void)
+{
+    (void)dsm_topo_nic();
+    return topo.nic_names;
 }

@@ -71,4 +71,10 @@ int dsm_topo_pick_pci(const dsm_topo_pci_t *devs, int n);
  * when none is known (no hwloc, or no PCI NIC). */
 const char *dsm_topo_nic(void);
 
+/* Every OS name of that NIC's PCI function, dsm_topo_nic()'s first (an
+ * RDMA device and its interface: mlx5_0, ib0), NULL-terminated; empty
+ * when no NIC is known. What the network matches libfabric domains to. */
+#define DSM_TOPO_NIC_NAMES 8
+const char *const *dsm_topo_nic_names(void);
+
 #endif /* DSM_TOPO_H */

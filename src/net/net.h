@@ -122,6 +122,11 @@ const char *dsm_net_provider(void);
  * (delivery-complete, or reads ordered after writes), how a signal follows
  * data; NULL when the network is not in use. */
 const char *dsm_net_describe(void);
+/* This PE's libfabric domain and how it was chosen ("eth1 (auto: nearest
+ * NIC eth1)", "lo (loopback: ...)", "mlx5_0 (SHMEM_OFI_DOMAIN)"): each PE
+ * may take another, so SHMEM_INFO prints it on every PE's placement line.
+ * NULL when the network is not in use. */
+const char *dsm_net_domain(void);
 /* 1 when the provider places RMA and atomic writes to a PE in the order
  * they were posted (FI_ORDER_WAW, any size): fence and data-before-signal
  * then need no completion wait. */

@@ -73,6 +73,7 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
 void dsm_net_fini(void) {}
 const char *dsm_net_provider(void) { return NULL; }
 const char *dsm_net_describe(void) { return NULL; }
+const char *dsm_net_domain(void) { return NULL; }
 int dsm_net_ordered(void) { return 0; }
 
 /* Never reached: dsm_net_remote stays NULL in this build. */
@@ -126,9 +127,10 @@ uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
 
 #else /* DSM_HAVE_OFI */
 
+#include "net/domain.h"
 #include "net/ofi_int.h"
 
-#include <dlfcn.h>
+#include "common/topo.h"
 
 #include <dlfcn.h>
 
@@ -213,6 +215,11 @@ const char *dsm_net_describe(void)
     return dsm_ofi.on ? dsm_ofi.describe : NULL;
 }
 
+const char *dsm_net_domain(void)
+{
+    return dsm_ofi.on ? dsm_ofi.domain_line : NULL;
+}
+
 /* ------------------------------------------------------------ setup */
 
 static struct fi_info *hints_for(const char *prov, const char *domain,
@@ -276,6 +283,50 @@ static void list_capable(char *out, size_t n)
     dsm_ofi_lib.freeinfo(h);
 }
 
+/* The fitting fi_infos of one query, most preferred first, that
+ * SHMEM_OFI_DOMAIN=auto chooses among. */
+#define NET_DOMS_MAX 64
+
+/* Which of the n fitting fi_infos SHMEM_OFI_DOMAIN=auto takes: the one on
+ * the NIC nearest this PE (net/domain.c), described in dsm_ofi.dom_why. */
+static int choose_domain(struct fi_info **fit, int n)
+{
+    dsm_net_dom_t d[NET_DOMS_MAX];
+    const char *const *nic = dsm_topo_nic_names();
+    int why, k;
+
+    for (k = 0; k < n; k++) {
+        struct fid_nic *fn = fit[k]->nic;
+        d[k] = (dsm_net_dom_t){.name = fit[k]->domain_attr->name};
+        if (fn && fn->device_attr)
+            d[k].nic = fn->device_attr->name;
+        if (fn && fn->bus_attr && fn->bus_attr->bus_type == FI_BUS_PCI) {
+            const struct fi_pci_attr *p = &fn->bus_attr->attr.pci;
+            d[k].has_pci = 1;
+            d[k].pci = (dsm_topo_pci_t){p->domain_id, p->bus_id,
+                                        p->device_id, p->function_id};
+        }
+    }
+    k = dsm_net_pick_domain(d, n, nic, dsm_topo_pick_pci, &why);
+    switch (why) {
+    case DSM_NET_DOM_NAME:
+    case DSM_NET_DOM_NIC:
+        snprintf(dsm_ofi.dom_why, sizeof(dsm_ofi.dom_why),
+                 "auto: nearest NIC %s", nic[0]);
+        break;
+    case DSM_NET_DOM_PCI:
+        snprintf(dsm_ofi.dom_why, sizeof(dsm_ofi.dom_why),
+                 "auto: nearest by PCI locality");
+        break;
+    default:
+        snprintf(dsm_ofi.dom_why, sizeof(dsm_ofi.dom_why),
+                 "auto: the provider's first%s%s%s", nic && nic[0] ? "; "
+                 : "", nic && nic[0] ? nic[0] : "",
+                 nic && nic[0] ? ", the nearest NIC, not offered" : "");
+    }
+    return k;
+}
+
 static dsm_status_t pick_info(void)
 {
     const char *prov =
@@ -290,6 +341,11 @@ static dsm_status_t pick_info(void)
     if (lo) {
         setenv("FI_TCP_IFACE", "lo", 0);
         setenv("FI_SOCKETS_IFACE", "lo", 0);
+    } else if (dom) {
+        /* A domain given is that interface for them too: without this,
+         * tcp;ofi_rxm asked for domain lo answered with eth0. */
+        setenv("FI_TCP_IFACE", dom, 0);
+        setenv("FI_SOCKETS_IFACE", dom, 0);
     }
     /* Preferences, most important first: the domain (loopback when one
      * machine plays several nodes), delivery-complete writes (else flush
@@ -340,7 +396,9 @@ static dsm_status_t pick_info(void)
                 dsm_ofi_lib.freeinfo(h);
                 if (rc)
                     continue;
-                for (i = all; i; i = i->next) {
+                struct fi_info *fit[NET_DOMS_MAX];
+                int nfit = 0;
+                for (i = all; i && nfit < NET_DOMS_MAX; i = i->next) {
                     if (!prov && node_local_prov(i->fabric_attr->prov_name))
                         continue;
                     /* Without delivery-complete, quiet's flush read must
@@ -349,8 +407,12 @@ static dsm_status_t pick_info(void)
                         (!(i->tx_attr->msg_order & FI_ORDER_RAW) ||
                          i->ep_attr->max_order_raw_size < ((size_t)1 << 30)))
                         continue;
-                    break;
+                    fit[nfit++] = i;
                 }
+                /* auto: the domain nearest this PE (a name given, or
+                 * loopback, leaves libfabric only that one). */
+                i = nfit ? fit[dom || lo ? 0 : choose_domain(fit, nfit)]
+                         : NULL;
                 if (i) {
                     dsm_ofi.info = dsm_ofi_lib.dupinfo(i);
                     dsm_ofi.delivery = delivery;
@@ -401,6 +463,28 @@ none:
     }
     snprintf(dsm_ofi.prov, sizeof(dsm_ofi.prov), "%s",
              dsm_ofi.info->fabric_attr->prov_name);
+    const char *got = dsm_ofi.info->domain_attr->name;
+    if (dom && (strncmp(got, dom, strlen(dom)) ||
+                (got[strlen(dom)] && got[strlen(dom)] != '-'))) {
+        dsm_log_error("shmem_init: SHMEM_OFI_DOMAIN=%s: libfabric provider "
+                      "%s offers no such domain (it answered with %s); set "
+                      "a domain it has, or SHMEM_OFI_DOMAIN=auto", dom,
+                      dsm_ofi.prov, got);
+        dsm_ofi_lib.freeinfo(dsm_ofi.info);
+        dsm_ofi.info = NULL;
+        return DSM_ERR_UNSUPPORTED;
+    }
+    if (dom)
+        snprintf(dsm_ofi.dom_why, sizeof(dsm_ofi.dom_why),
+                 "SHMEM_OFI_DOMAIN");
+    else if (lo && !strcmp(dsm_ofi.info->domain_attr->name, "lo"))
+        snprintf(dsm_ofi.dom_why, sizeof(dsm_ofi.dom_why),
+                 "loopback: one node plays several");
+    else if (!dsm_ofi.dom_why[0])
+        snprintf(dsm_ofi.dom_why, sizeof(dsm_ofi.dom_why),
+                 "the provider's first");
+    snprintf(dsm_ofi.domain_line, sizeof(dsm_ofi.domain_line), "%s (%s)",
+             dsm_ofi.info->domain_attr->name, dsm_ofi.dom_why);
     return DSM_OK;
 }
 
@@ -609,10 +693,10 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
         return st;
     dsm_ofi.on = 1;
     snprintf(dsm_ofi.describe, sizeof(dsm_ofi.describe),
-             "%s on %s; quiet: %s; fence: %s; signal after data: %s; "
+             "%s on %s (%s); quiet: %s; fence: %s; signal after data: %s; "
              "contexts: on %d endpoint(s) besides the default's "
              "(SHMEM_OFI_CTX_EPS), then shared", dsm_ofi.prov,
-             dsm_ofi.info->domain_attr->name,
+             dsm_ofi.info->domain_attr->name, dsm_ofi.dom_why,
              dsm_ofi.delivery ? "delivery-complete writes"
                               : "a read per PE written (read-after-write "
                                 "order)",

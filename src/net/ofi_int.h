@@ -160,7 +160,9 @@ struct dsm_ofi {
     int prog_on, prog_stop;
     unsigned char amo_mode[8][2][2]; /* [dsm_amo_op_t][size 4, 8][fetch] */
     char prov[64];
-    char describe[480];
+    char dom_why[96]; /* how the domain was chosen (SHMEM_INFO) */
+    char domain_line[NET_NAME_MAX + 100]; /* "name (why)": dsm_net_domain */
+    char describe[600];
     net_lane_t lanes[1 + NET_LANES_MAX]; /* [0]: the default context's */
     int nlanes;                          /* open */
     int max_lanes;                       /* 1 + SHMEM_OFI_CTX_EPS */

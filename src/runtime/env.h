@@ -119,8 +119,9 @@
       "libfabric provider for PEs on other nodes (e.g. tcp;ofi_rxm, "         \
       "sockets, verbs;ofi_rxm); auto = the first with RMA and atomics")       \
     X(SHMEM_OFI_DOMAIN, STR, ofi_domain, "auto",                               \
-      "libfabric domain (interface) name, e.g. eth0 or lo; auto = the "       \
-      "provider's first (lo when SHMEM_FORCE_NETWORK runs on one node)")      \
+      "libfabric domain (interface or device) name, e.g. eth0, lo, mlx5_0; " \
+      "auto = the one on the NIC nearest the PE (lo when "                    \
+      "SHMEM_FORCE_NETWORK runs on one node), else the provider's first")    \
     X(SHMEM_OFI_PROGRESS_US, INT, ofi_progress_us, "-1",                       \
       "interval of the network progress thread, in us (a computing PE of a " \
       "manual-progress provider answers remote gets and atomics within "     \

@@ -9,6 +9,7 @@
 #include "common/topo.h"
 #include "env.h"
 #include "rt.h"
+#include "net/net.h"
 #include "sdma/sdma.h"
 
 int dsm_rt_topo_init(void)
@@ -46,10 +47,11 @@ void dsm_rt_topo_print(void)
     /* One printf per line: the launcher forwards whole lines, so the PEs'
      * lines do not mix. Engine and proxy threads inherit these CPUs. */
     printf("placement: PE %d (local %d of %d): bind %s, CPUs %s, GPU %s, "
-           "NIC %s (from %s)\n",
+           "NIC %s (from %s)%s%s\n",
            dsm_rt.me, dsm_rt.boot.node_rank, dsm_rt.boot.node_size,
            dsm_topo_bind_name(dsm_topo_bind()), cpus, gpu, nic ? nic : "-",
-           dsm_topo_source());
+           dsm_topo_source(), dsm_net_domain() ? ", network domain " : "",
+           dsm_net_domain() ? dsm_net_domain() : "");
     fflush(stdout);
 }
 

@@ -8,7 +8,13 @@
 #     open no file (ctx_pool_net) and pass net_ctx_many, on both providers;
 #  3. SHMEM_INFO names the endpoints contexts may open; a value out of
 #     range is refused with one line naming the variable, no hang, nothing
-#     left behind.
+#     left behind;
+#  4. every PE's placement line (SHMEM_INFO) names its network domain and
+#     why: loopback here with SHMEM_OFI_DOMAIN=auto (one node plays
+#     several), the name given with SHMEM_OFI_DOMAIN (test/unit/net_domain
+#     checks the choice among several NICs); a domain the provider does
+#     not have is refused with one line (tcp;ofi_rxm answered a request
+#     for lo with eth0 before).
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
 if ! ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 '; then
@@ -51,4 +57,20 @@ for bad in -1 65; do
     expect_faster 20000 "SHMEM_OFI_CTX_EPS=$bad"
     expect_clean "SHMEM_OFI_CTX_EPS=$bad"
 done
+# --- 4
+run env SHMEM_INFO=1 "$LAUNCHER" -n 2 --timeout 60 "$B/net_ctx_many" "$MARK"
+expect_rc 0 "SHMEM_INFO, SHMEM_OFI_DOMAIN=auto"
+[ "$(printf '%s\n' "$OUT" | grep -c '^placement: PE [01] .*, network domain lo (loopback: one node plays several)$')" -eq 2 ] ||
+    fail "the placement lines do not name the loopback domain on both PEs"
+run env SHMEM_INFO=1 SHMEM_OFI_DOMAIN=lo "$LAUNCHER" -n 2 --timeout 60 \
+    "$B/net_ctx_many" "$MARK"
+expect_rc 0 "SHMEM_INFO, SHMEM_OFI_DOMAIN=lo"
+[ "$(printf '%s\n' "$OUT" | grep -c '^placement: PE [01] .*, network domain lo (SHMEM_OFI_DOMAIN)$')" -eq 2 ] ||
+    fail "the placement lines do not say the domain was given"
+run env SHMEM_OFI_DOMAIN=no_such_dom "$LAUNCHER" -n 2 --timeout 60 \
+    "$B/net_ctx_many" "$MARK"
+expect_fail "SHMEM_OFI_DOMAIN=no_such_dom"
+expect_err "SHMEM_OFI_DOMAIN=no_such_dom" "SHMEM_OFI_DOMAIN=no_such_dom"
+expect_faster 20000 "SHMEM_OFI_DOMAIN=no_such_dom"
+expect_clean "SHMEM_OFI_DOMAIN=no_such_dom"
 echo "net_ctx: ok"
