@@ -148,6 +148,50 @@ typedef shmem_team_config_t shmemx_team_config_t;
 #define shmemx_ctx_get_team shmem_ctx_get_team
 #define shmemx_team_sync shmem_team_sync
 #define shmemx_team_destroy shmem_team_destroy
+/* SOS's point-to-point synchronization on arrays from before OpenSHMEM 1.5
+ * (shmemx_<T>_test_all/any/some, _wait_until_all/any/some): the _all forms
+ * take no status array (the standard routines with status NULL), the
+ * _any/_some forms are the standard ones. */
+#define DSM_SOSX_P2P_(T, N)                                                    \
+    static inline int shmemx_##N##_test_all(T *ivars, size_t nelems, int cmp, \
+                                            T cmp_value)                       \
+    {                                                                          \
+        return shmem_##N##_test_all(ivars, nelems, NULL, cmp, cmp_value);      \
+    }                                                                          \
+    static inline size_t shmemx_##N##_test_any(T *ivars, size_t nelems,        \
+                                               int *status, int cmp,           \
+                                               T cmp_value)                    \
+    {                                                                          \
+        return shmem_##N##_test_any(ivars, nelems, status, cmp, cmp_value);    \
+    }                                                                          \
+    static inline size_t shmemx_##N##_test_some(T *ivars, size_t nelems,       \
+                                                size_t *indices, int *status,  \
+                                                int cmp, T cmp_value)          \
+    {                                                                          \
+        return shmem_##N##_test_some(ivars, nelems, indices, status, cmp,      \
+                                     cmp_value);                               \
+    }                                                                          \
+    static inline void shmemx_##N##_wait_until_all(T *ivars, size_t nelems,    \
+                                                   int cmp, T cmp_value)       \
+    {                                                                          \
+        shmem_##N##_wait_until_all(ivars, nelems, NULL, cmp, cmp_value);       \
+    }                                                                          \
+    static inline size_t shmemx_##N##_wait_until_any(T *ivars, size_t nelems,  \
+                                                     int *status, int cmp,     \
+                                                     T cmp_value)              \
+    {                                                                          \
+        return shmem_##N##_wait_until_any(ivars, nelems, status, cmp,          \
+                                          cmp_value);                          \
+    }                                                                          \
+    static inline size_t shmemx_##N##_wait_until_some(                         \
+        T *ivars, size_t nelems, size_t *indices, int *status, int cmp,        \
+        T cmp_value)                                                           \
+    {                                                                          \
+        return shmem_##N##_wait_until_some(ivars, nelems, indices, status,     \
+                                           cmp, cmp_value);                    \
+    }
+SHMEM_TYPES_P2P(DSM_SOSX_P2P_)
+#undef DSM_SOSX_P2P_
 #define SHMEMX_SIGNAL_SET SHMEM_SIGNAL_SET
 #define SHMEMX_SIGNAL_ADD SHMEM_SIGNAL_ADD
 
@@ -179,6 +223,14 @@ typedef shmem_team_config_t shmemx_team_config_t;
 #define shmemx_ibget shmem_ibget
 #define shmemx_sum_inscan shmem_sum_inscan
 #define shmemx_sum_exscan shmem_sum_exscan
+#define shmemx_test_all(ivars, nelems, cmp, cmp_value)                         \
+    shmem_test_all(ivars, nelems, NULL, cmp, cmp_value)
+#define shmemx_test_any shmem_test_any
+#define shmemx_test_some shmem_test_some
+#define shmemx_wait_until_all(ivars, nelems, cmp, cmp_value)                   \
+    shmem_wait_until_all(ivars, nelems, NULL, cmp, cmp_value)
+#define shmemx_wait_until_any shmem_wait_until_any
+#define shmemx_wait_until_some shmem_wait_until_some
 #endif
 
 #if defined(__GNUC__)
