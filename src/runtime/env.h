@@ -65,6 +65,10 @@
     X(SHMEM_HSA_LIBRARY, STR, hsa_library, "libhsa-runtime64.so.1",           \
       "hsa backend: the hsa-runtime64 library to load (a path; the engine "  \
       "model test/hsa/.libs/libhsamodel.so runs the backend without a GPU)") \
+    X(SHMEM_HSA_MAX_QUEUES, INT, hsa_max_queues, "0",                         \
+      "hsa backend: at most this many SDMA queues per process (RMA, chain " \
+      "and the device API's queue); one more is refused with one line; 0 = " \
+      "no cap")                                                               \
     X(SHMEM_DEV_FIFO_SLOTS, INT, dev_fifo_slots, "4096",                       \
       "device API: request FIFO slots per PE (power of two, 2 .. 2^20; 32 "  \
       "bytes each, pinned host memory)")                                      \

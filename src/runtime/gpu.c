@@ -60,6 +60,7 @@ void dsm_rt_device_pre_open(void)
         .merge = dsm_env.cuda_merge,
         .count_launches = dsm_env.cuda_count_launches,
         .hsa_library = dsm_env.hsa_library,
+        .hsa_max_queues = dsm_env.hsa_max_queues,
     };
     dsm_sdma_gpu_configure(&set);
 }

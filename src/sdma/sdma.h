@@ -220,6 +220,8 @@ typedef struct dsm_sdma_gpu_settings {
                          * launches (SHMEM_CUDA_COUNT_LAUNCHES) */
     const char *hsa_library; /* hsa backend: hsa-runtime64 (or the engine
                               * model) to load (SHMEM_HSA_LIBRARY) */
+    long hsa_max_queues;     /* hsa backend: SDMA queues per process, 0 =
+                              * no cap (SHMEM_HSA_MAX_QUEUES) */
 } dsm_sdma_gpu_settings_t;
 
 /* ---- Device-initiated requests (the device API, issue #12) ----

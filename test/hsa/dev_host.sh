@@ -14,7 +14,9 @@
 #     the hsa backend has no SDMA queue (HSA_MODEL_NO_QUEUES=1: async
 #     copies);
 #  4. a put to a PE that does not exist: one line naming routine, PE and
-#     value, the job fails (does not hang), nothing is left behind.
+#     value, the job fails (does not hang), nothing is left behind;
+#  5. SHMEM_HSA_MAX_QUEUES=1 (the RMA queue holds it): shmemx_dev_get
+#     cannot have its queue and says so; the job fails.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 unset SHMEM_FORCE_NETWORK SHMEM_SDMA_BACKEND
 
@@ -54,4 +56,10 @@ run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badpe "$MARK"
 expect_fail "a put to PE 2 of 2"
 expect_err "shmemx_dev_putmem_nbi: PE 0: invalid PE 2 (npes 2)" "the bad PE's line"
 expect_clean "the failed job"
+
+# --- 5
+run env $HSA SHMEM_HSA_MAX_QUEUES=1 "$LAUNCHER" -n 2 --timeout 60 "$PROG" 1 10 "$MARK"
+expect_fail "the device queue past SHMEM_HSA_MAX_QUEUES"
+expect_err "shmemx_dev_get: no SDMA queue left for kernels: SHMEM_HSA_MAX_QUEUES=1 are in use" \
+    "the device queue's refusal"
 echo "PASS"

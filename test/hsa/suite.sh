@@ -11,7 +11,10 @@
 #  5. where no SDMA queue can be created (HSA_MODEL_NO_QUEUES=1 makes the
 #     model's hsaKmtCreateQueue fail) the backend falls back to
 #     hsa_amd_memory_async_copy, says so in SHMEM_INFO, and the programs
-#     still pass.
+#     still pass;
+#  6. SHMEM_HSA_MAX_QUEUES: a queue past the cap is refused with one line
+#     naming it, a cap not reached changes nothing (SHMEM_INFO shows it),
+#     a negative value is refused at init.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 # Engine queues of PEs on one node are what this checks: the suite's
 # SHMEM_FORCE_NETWORK=1 pass would take every collective off the engines
@@ -72,4 +75,21 @@ for prog in rma_nbi coll_fcollect coll_alltoall coll_persist signal_ops; do
         expect_rc 0 "$prog on $n PEs (async-copy fallback over the model)"
     done
 done
+
+# --- 6
+if [ -x "$B/coll_persist" ]; then
+    run env SHMEM_HSA_MAX_QUEUES=2 "$LAUNCHER" -n 2 --timeout 60 \
+        "$B/coll_persist" "$MARK"
+    expect_fail "persistent collectives with at most 2 SDMA queues per process"
+    expect_err "hsa backend: an SDMA queue for a chain queue refused: SHMEM_HSA_MAX_QUEUES=2 SDMA queues per process are in use" \
+        "the cap's refusal"
+fi
+run env SHMEM_HSA_MAX_QUEUES=64 SHMEM_INFO=1 "$LAUNCHER" -n 2 --timeout 60 \
+    "$B/coll_fcollect" "$MARK"
+expect_rc 0 "coll_fcollect under a cap it does not reach"
+printf '%s\n' "$OUT" | grep -q "^sdma: hsa: .*(at most 64: SHMEM_HSA_MAX_QUEUES)" ||
+    fail "SHMEM_INFO does not show the SDMA queue cap"
+run env SHMEM_HSA_MAX_QUEUES=-1 "$LAUNCHER" -n 2 --timeout 60 "$B/rma_types" "$MARK"
+expect_fail "a negative SHMEM_HSA_MAX_QUEUES"
+expect_err "hsa backend: SHMEM_HSA_MAX_QUEUES=-1: must be >= 0" "the bad cap's line"
 echo "PASS"

@@ -144,6 +144,7 @@ static struct {
     char name[64];
     char why[256];
     int async; /* no SDMA queue could be created: async copies */
+    int nqueues; /* SDMA queues this process holds (the cap counts them) */
 } g;
 
 static dsm_sdma_gpu_settings_t settings = {.device = -1};
@@ -151,6 +152,29 @@ static dsm_sdma_gpu_settings_t settings = {.device = -1};
 static void hsa_configure(const dsm_sdma_gpu_settings_t *set)
 {
     settings = *set;
+}
+
+/* SHMEM_HSA_MAX_QUEUES: take one of the process's SDMA queues, or refuse
+ * with one line. Hardware offers a few dozen SDMA queues per process and
+ * the model one host thread per queue; without a cap every chain queue
+ * of the layer (persistent collectives: ~115 per PE on 4 PEs) is one. */
+static int queue_take(const char *what)
+{
+    int n = __atomic_add_fetch(&g.nqueues, 1, __ATOMIC_ACQ_REL);
+    if (settings.hsa_max_queues > 0 && n > settings.hsa_max_queues) {
+        __atomic_sub_fetch(&g.nqueues, 1, __ATOMIC_ACQ_REL);
+        dsm_log_error("hsa backend: %s refused: SHMEM_HSA_MAX_QUEUES=%ld "
+                      "SDMA queues per process are in use (the RMA, chain "
+                      "and device API queues count)",
+                      what, settings.hsa_max_queues);
+        return 0;
+    }
+    return 1;
+}
+
+static void queue_give(void)
+{
+    __atomic_sub_fetch(&g.nqueues, 1, __ATOMIC_ACQ_REL);
 }
 
 struct agent_walk {
@@ -909,6 +933,11 @@ static dsm_status_t hsa_open(dsm_sdma_t *s)
     hsas_t *hs;
     HsaEventDescriptor ed;
 
+    if (settings.hsa_max_queues < 0) {
+        dsm_log_error("hsa backend: SHMEM_HSA_MAX_QUEUES=%ld: must be >= 0 "
+                      "(0: no cap)", settings.hsa_max_queues);
+        return DSM_ERR_INVAL;
+    }
     if (!g.loaded && hsa_probe() != DSM_OK)
         return DSM_ERR_NO_DEVICE;
     hs = calloc(1, sizeof(*hs));
@@ -967,8 +996,10 @@ static void queue_teardown(hsas_t *hs, dsm_sdma_queue_t *q)
 
     if (!hq)
         return;
-    if (hq->have_queue)
+    if (hq->have_queue) {
         g.api.destroy_queue(hq->res.QueueId);
+        queue_give();
+    }
     /* Copies in flight finish (each depends only on earlier ones). */
     while (hq->asig && hq->ahead != hq->atail) {
         async_reap(hq);
@@ -1023,6 +1054,7 @@ static void devq_teardown(hsas_t *hs, int stats)
     if (d->open) {
         /* The engine stops before anything it reads goes. */
         g.api.destroy_queue(d->res.QueueId);
+        queue_give();
         if (stats) {
             const dsm_sdma_ring_t *r = (const dsm_sdma_ring_t *)d->ctl;
             fprintf(stderr,
@@ -1076,10 +1108,19 @@ dsm_status_t dsm_sdma_devq_open(dsm_sdma_t *s, size_t table_bytes,
                  "ring or control block failed");
         goto fail;
     }
+    if (!queue_take("the device API's SDMA queue")) {
+        snprintf(why, whylen,
+                 "no SDMA queue left for kernels: SHMEM_HSA_MAX_QUEUES=%ld "
+                 "are in use", settings.hsa_max_queues);
+        devq_teardown(hs, 0);
+        pthread_mutex_unlock(&hs->devq_lock);
+        return DSM_ERR_OVERFLOW;
+    }
     st = g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
                             HSA_QUEUE_PRIORITY_MAXIMUM, d->ringbuf,
                             DEVQ_RING_BYTES, NULL, &d->res);
     if (st != HSAKMT_STATUS_SUCCESS) {
+        queue_give();
         snprintf(why, whylen,
                  "hsaKmtCreateQueue(node %u, HSA_QUEUE_SDMA) for the device "
                  "queue failed with status %d", (unsigned)g.node, (int)st);
@@ -1226,10 +1267,16 @@ static dsm_status_t hsa_queue_init(dsm_sdma_queue_t *q)
         hq->asig = calloc(ASYNC_INFLIGHT, sizeof(*hq->asig));
         return hq->asig ? DSM_OK : DSM_ERR_NOMEM;
     }
+    if (!queue_take(q->chain ? "an SDMA queue for a chain queue"
+                              : "an SDMA queue for an RMA queue")) {
+        queue_teardown(hs, q);
+        return DSM_ERR_OVERFLOW;
+    }
     st = g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
                             HSA_QUEUE_PRIORITY_MAXIMUM, hq->ringbuf,
                             RING_BYTES, NULL, &hq->res);
     if (st != HSAKMT_STATUS_SUCCESS) {
+        queue_give();
         dsm_log_error("hsa backend: hsaKmtCreateQueue(node %u, "
                       "HSA_QUEUE_SDMA) failed with status %d",
                       (unsigned)g.node, (int)st);
@@ -1278,10 +1325,14 @@ static const char *hsa_describe(const dsm_sdma_t *s)
                              : "");
         return buf;
     }
+    char cap[64] = "";
+    if (settings.hsa_max_queues > 0)
+        snprintf(cap, sizeof(cap), " (at most %ld: SHMEM_HSA_MAX_QUEUES)",
+                 settings.hsa_max_queues);
     snprintf(buf, sizeof(buf),
-             "hsa: %d SDMA queue%s through hsaKmtCreateQueue(HSA_QUEUE_SDMA) "
+             "hsa: %d SDMA queue%s%s through hsaKmtCreateQueue(HSA_QUEUE_SDMA) "
              "on %s (KFD node %u, %d GPU%s), thunk from %s%s%s",
-             s->num_queues, s->num_queues == 1 ? "" : "s", g.name,
+             s->num_queues, s->num_queues == 1 ? "" : "s", cap, g.name,
              (unsigned)g.node, g.ngpus, g.ngpus == 1 ? "" : "s",
              g.api.kmt_from ? g.api.kmt_from : "?",
              g.api.create_queue_ext ? ", hsaKmtCreateQueueExt present" : "",
