@@ -69,6 +69,9 @@
       "hsa backend: at most this many SDMA queues per process (RMA, chain " \
       "and the device API's queue); one more is refused with one line; 0 = " \
       "no cap")                                                               \
+    X(SHMEM_HSA_SDMA_ENGINE, INT, hsa_sdma_engine, "-1",                       \
+      "hsa backend: create every SDMA queue on this engine id "             \
+      "(hsaKmtCreateQueueExt, ROCm >= 6.4); -1 = the driver's choice")        \
     X(SHMEM_DEV_FIFO_SLOTS, INT, dev_fifo_slots, "4096",                       \
       "device API: request FIFO slots per PE (power of two, 2 .. 2^20; 32 "  \
       "bytes each, pinned host memory)")                                      \

@@ -61,6 +61,7 @@ void dsm_rt_device_pre_open(void)
         .count_launches = dsm_env.cuda_count_launches,
         .hsa_library = dsm_env.hsa_library,
         .hsa_max_queues = dsm_env.hsa_max_queues,
+        .hsa_sdma_engine = dsm_env.hsa_sdma_engine,
     };
     dsm_sdma_gpu_configure(&set);
 }

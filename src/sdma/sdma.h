@@ -222,6 +222,9 @@ typedef struct dsm_sdma_gpu_settings {
                               * model) to load (SHMEM_HSA_LIBRARY) */
     long hsa_max_queues;     /* hsa backend: SDMA queues per process, 0 =
                               * no cap (SHMEM_HSA_MAX_QUEUES) */
+    long hsa_sdma_engine;    /* hsa backend: the engine id of every SDMA
+                              * queue, -1: the driver's choice
+                              * (SHMEM_HSA_SDMA_ENGINE) */
 } dsm_sdma_gpu_settings_t;
 
 /* ---- Device-initiated requests (the device API, issue #12) ----

@@ -27,6 +27,10 @@
  *    memory not locked. A fault prints one line naming the queue, the
  *    packet and the value, stops the queue and (as a GPU VM fault does
  *    under ROCr) aborts the process unless hsa_model_fault_abort(0).
+ *  - hsaKmtCreateQueueExt (ROCm >= 6.4) with HSA_QUEUE_SDMA_BY_ENG_ID:
+ *    engines 0 .. HSA_MODEL_SDMA_ENGINES - 1 (default 4); absent to the
+ *    loader with HSA_MODEL_NO_QUEUE_EXT=1; HSA_MODEL_LOG_QUEUES=1 prints
+ *    one line per queue created (node, engine);
  *  - HSA_MODEL_NO_QUEUES=1: hsaKmtCreateQueue fails (HSAKMT_STATUS_
  *    UNAVAILABLE, as without the rights or on an old kernel), so the
  *    backend falls back to hsa_amd_memory_async_copy, which the model
@@ -626,23 +630,25 @@ static void *engine_main(void *arg)
     return NULL;
 }
 
-API HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
-                                    HSAuint32 pct, HSA_QUEUE_PRIORITY prio,
-                                    void *ring, HSAuint64 size, HsaEvent *ev,
-                                    HsaQueueResource *res)
+/* Engines per GPU that hsaKmtCreateQueueExt may name. */
+static int model_engines(void)
+{
+    const char *e = getenv("HSA_MODEL_SDMA_ENGINES");
+    return e && atoi(e) > 0 ? atoi(e) : 4;
+}
+
+/* engine: the id asked for, -1: the driver's choice. */
+static HSAKMT_STATUS create_queue(HSAuint32 node, int engine, void *ring,
+                                  HSAuint64 size, HsaQueueResource *res)
 {
     const char *nq = getenv("HSA_MODEL_NO_QUEUES");
+    const char *lg = getenv("HSA_MODEL_LOG_QUEUES");
     mqueue_t *q;
-    (void)pct;
-    (void)prio;
-    (void)ev;
 
     if (!kfd_opens)
         return HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED;
     if (nq && *nq == '1')
         return HSAKMT_STATUS_UNAVAILABLE;
-    if (type != HSA_QUEUE_SDMA && type != HSA_QUEUE_SDMA_XGMI)
-        return HSAKMT_STATUS_NOT_SUPPORTED; /* only SDMA is modelled */
     if (node < 1 || node > (HSAuint32)ngpus)
         return HSAKMT_STATUS_INVALID_NODE_UNIT;
     if (!ring || ((uintptr_t)ring & (DSM_SDMA_RING_ALIGN - 1)) ||
@@ -673,7 +679,56 @@ API HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
     res->Queue_DoorBell_aql = &q->doorbell;
     res->Queue_write_ptr_aql = &q->wptr;
     res->Queue_read_ptr_aql = &q->rptr;
+    if (lg && *lg == '1') {
+        if (engine >= 0)
+            fprintf(stderr, "hsa model: SDMA queue %u on node %u, engine "
+                    "%d\n", q->id, node, engine);
+        else
+            fprintf(stderr, "hsa model: SDMA queue %u on node %u, engine "
+                    "of the driver's choice\n", q->id, node);
+    }
     return HSAKMT_STATUS_SUCCESS;
+}
+
+API HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
+                                    HSAuint32 pct, HSA_QUEUE_PRIORITY prio,
+                                    void *ring, HSAuint64 size, HsaEvent *ev,
+                                    HsaQueueResource *res)
+{
+    (void)pct;
+    (void)prio;
+    (void)ev;
+    if (type != HSA_QUEUE_SDMA && type != HSA_QUEUE_SDMA_XGMI)
+        return HSAKMT_STATUS_NOT_SUPPORTED; /* only SDMA is modelled */
+    return create_queue(node, -1, ring, size, res);
+}
+
+/* ROCm >= 6.4: the queue on SDMA engine `engine` (type 6,
+ * HSA_QUEUE_SDMA_BY_ENG_ID); an engine the GPU lacks is refused as the
+ * driver refuses it. Offered unless HSA_MODEL_NO_QUEUE_EXT=1, which the
+ * loader asks through hsa_model_queue_ext (a symbol cannot come and go). */
+API int hsa_model_queue_ext(void)
+{
+    const char *e = getenv("HSA_MODEL_NO_QUEUE_EXT");
+    return !(e && *e == '1');
+}
+
+API HSAKMT_STATUS hsaKmtCreateQueueExt(HSAuint32 node, HSA_QUEUE_TYPE type,
+                                       HSAuint32 pct, HSA_QUEUE_PRIORITY prio,
+                                       HSAuint32 engine, void *ring,
+                                       HSAuint64 size, HsaEvent *ev,
+                                       HsaQueueResource *res)
+{
+    (void)pct;
+    (void)prio;
+    (void)ev;
+    if (!hsa_model_queue_ext())
+        return HSAKMT_STATUS_NOT_SUPPORTED;
+    if ((int)type != 6)
+        return HSAKMT_STATUS_NOT_SUPPORTED;
+    if (engine >= (HSAuint32)model_engines())
+        return HSAKMT_STATUS_INVALID_PARAMETER;
+    return create_queue(node, (int)engine, ring, size, res);
 }
 
 API HSAKMT_STATUS hsaKmtDestroyQueue(HSA_QUEUEID id)

@@ -467,7 +467,8 @@ static dsm_wake_t wake, app_wake;
 
 static dsm_sdma_t *open_hsa(int stats)
 {
-    dsm_sdma_gpu_settings_t set = {.device = -1, .hsa_library = model_path};
+    dsm_sdma_gpu_settings_t set = {.device = -1, .hsa_library = model_path,
+                                   .hsa_sdma_engine = -1};
     dsm_sdma_config_t cfg = {.engines = 2, .depth = 256, .req_depth = 256,
                              .stats = stats, .proxy_thread = -1,
                              .wake = &wake, .app_wake = &app_wake,

@@ -14,7 +14,12 @@
 #     still pass;
 #  6. SHMEM_HSA_MAX_QUEUES: a queue past the cap is refused with one line
 #     naming it, a cap not reached changes nothing (SHMEM_INFO shows it),
-#     a negative value is refused at init.
+#     a negative value is refused at init;
+#  7. SHMEM_HSA_SDMA_ENGINE: every SDMA queue (RMA, chains, the device
+#     API's) is created on that engine through hsaKmtCreateQueueExt (the
+#     model logs each queue's engine); without the Ext entry point
+#     (HSA_MODEL_NO_QUEUE_EXT=1) or with an engine the GPU lacks, init
+#     fails with one line naming the setting.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 # Engine queues of PEs on one node are what this checks: the suite's
 # SHMEM_FORCE_NETWORK=1 pass would take every collective off the engines
@@ -92,4 +97,32 @@ printf '%s\n' "$OUT" | grep -q "^sdma: hsa: .*(at most 64: SHMEM_HSA_MAX_QUEUES)
 run env SHMEM_HSA_MAX_QUEUES=-1 "$LAUNCHER" -n 2 --timeout 60 "$B/rma_types" "$MARK"
 expect_fail "a negative SHMEM_HSA_MAX_QUEUES"
 expect_err "hsa backend: SHMEM_HSA_MAX_QUEUES=-1: must be >= 0" "the bad cap's line"
+
+# --- 7
+run env HSA_MODEL_LOG_QUEUES=1 "$LAUNCHER" -n 2 --timeout 60 "$B/coll_fcollect" "$MARK"
+expect_rc 0 "queues of the driver's choice"
+printf '%s\n' "$ERR" | grep -q "hsa model: SDMA queue [0-9]* on node 1, engine of the driver's choice" ||
+    fail "the queues were not created by hsaKmtCreateQueue"
+DEV=$top_builddir/test/hsa/dev_host
+for prog in "$B/coll_fcollect" "$DEV"; do
+    [ -x "$prog" ] || continue
+    run env SHMEM_HSA_SDMA_ENGINE=3 HSA_MODEL_LOG_QUEUES=1 SHMEM_INFO=1 \
+        "$LAUNCHER" -n 2 --timeout 60 "$prog" 2 50 "$MARK"
+    expect_rc 0 "$(basename "$prog") with SHMEM_HSA_SDMA_ENGINE=3"
+    printf '%s\n' "$ERR" | grep -q "hsa model: SDMA queue [0-9]* on node 1, engine 3\$" ||
+        fail "$(basename "$prog"): no queue on engine 3"
+    printf '%s\n' "$ERR" | grep -q "engine of the driver's choice" &&
+        fail "$(basename "$prog"): a queue not on engine 3"
+    printf '%s\n' "$OUT" | grep -q "^sdma: hsa: .*hsaKmtCreateQueueExt(HSA_QUEUE_SDMA_BY_ENG_ID, engine 3)" ||
+        fail "SHMEM_INFO does not name the engine"
+done
+run env SHMEM_HSA_SDMA_ENGINE=3 HSA_MODEL_NO_QUEUE_EXT=1 "$LAUNCHER" -n 2 \
+    --timeout 60 "$B/rma_types" "$MARK"
+expect_fail "an engine without hsaKmtCreateQueueExt"
+expect_err "hsa backend: SHMEM_HSA_SDMA_ENGINE=3 needs hsaKmtCreateQueueExt (ROCm >= 6.4" \
+    "the missing Ext's line"
+run env SHMEM_HSA_SDMA_ENGINE=99 "$LAUNCHER" -n 2 --timeout 60 "$B/rma_types" "$MARK"
+expect_fail "an engine the GPU lacks"
+expect_err "hsa backend: SHMEM_HSA_SDMA_ENGINE=99: hsaKmtCreateQueueExt(HSA_QUEUE_SDMA_BY_ENG_ID, engine 99) on node 1 failed" \
+    "the bad engine's line"
 echo "PASS"

@@ -147,7 +147,8 @@ static struct {
     int nqueues; /* SDMA queues this process holds (the cap counts them) */
 } g;
 
-static dsm_sdma_gpu_settings_t settings = {.device = -1};
+static dsm_sdma_gpu_settings_t settings = {.device = -1,
+                                           .hsa_sdma_engine = -1};
 
 static void hsa_configure(const dsm_sdma_gpu_settings_t *set)
 {
@@ -175,6 +176,32 @@ static int queue_take(const char *what)
 static void queue_give(void)
 {
     __atomic_sub_fetch(&g.nqueues, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Create an SDMA queue on ring: on the engine SHMEM_HSA_SDMA_ENGINE names
+ * (hsaKmtCreateQueueExt), else where the driver puts it. */
+static HSAKMT_STATUS make_queue(void *ring, uint64_t size,
+                                HsaQueueResource *res)
+{
+    if (settings.hsa_sdma_engine >= 0)
+        return g.api.create_queue_ext(
+            g.node, DSM_HSA_QUEUE_SDMA_BY_ENG_ID, 100,
+            HSA_QUEUE_PRIORITY_MAXIMUM, (HSAuint32)settings.hsa_sdma_engine,
+            ring, size, NULL, res);
+    return g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
+                              HSA_QUEUE_PRIORITY_MAXIMUM, ring, size, NULL,
+                              res);
+}
+
+/* How make_queue creates queues, for messages. */
+static const char *queue_call(void)
+{
+    static char b[96];
+    if (settings.hsa_sdma_engine < 0)
+        return "hsaKmtCreateQueue(HSA_QUEUE_SDMA)";
+    snprintf(b, sizeof(b), "hsaKmtCreateQueueExt(HSA_QUEUE_SDMA_BY_ENG_ID, "
+             "engine %ld)", settings.hsa_sdma_engine);
+    return b;
 }
 
 struct agent_walk {
@@ -915,14 +942,16 @@ static int queue_possible(hsas_t *hs)
         return 0;
     }
     memset(&res, 0, sizeof(res));
-    st = g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
-                            HSA_QUEUE_PRIORITY_MAXIMUM, ring, 4096, NULL, &res);
+    st = make_queue(ring, 4096, &res);
     if (st == HSAKMT_STATUS_SUCCESS)
         g.api.destroy_queue(res.QueueId);
-    else
+    else if (settings.hsa_sdma_engine < 0)
         snprintf(g.why, sizeof(g.why),
                  "hsaKmtCreateQueue(node %u, HSA_QUEUE_SDMA) failed with "
                  "status %d", (unsigned)g.node, (int)st);
+    else
+        snprintf(g.why, sizeof(g.why), "%s on node %u failed with status %d",
+                 queue_call(), (unsigned)g.node, (int)st);
     reg_put(hs, reg);
     free(ring);
     return st == HSAKMT_STATUS_SUCCESS;
@@ -947,14 +976,28 @@ static dsm_status_t hsa_open(dsm_sdma_t *s)
     pthread_mutex_init(&hs->reg_lock, NULL);
     pthread_mutex_init(&hs->devq_lock, NULL);
     g.async = 0;
+    if (settings.hsa_sdma_engine >= 0 && g.api.create_queue &&
+        !g.api.create_queue_ext) {
+        dsm_log_error("hsa backend: SHMEM_HSA_SDMA_ENGINE=%ld needs "
+                      "hsaKmtCreateQueueExt (ROCm >= 6.4, KFD interface >= "
+                      "1.17); %s lacks it",
+                      settings.hsa_sdma_engine, g.api.kmt_from);
+        goto err_free;
+    }
     if (!g.api.create_queue || g.api.kmt_open() != HSAKMT_STATUS_SUCCESS) {
         g.async = 1;
         snprintf(g.why, sizeof(g.why), "%s",
                  g.api.create_queue ? "hsaKmtOpenKFD failed"
                                     : "no hsaKmt* entry points");
     } else if (!queue_possible(hs)) {
-        g.async = 1;
         g.api.kmt_close();
+        if (settings.hsa_sdma_engine >= 0) {
+            /* Asked for by name: no quiet fallback elsewhere. */
+            dsm_log_error("hsa backend: SHMEM_HSA_SDMA_ENGINE=%ld: %s",
+                          settings.hsa_sdma_engine, g.why);
+            goto err_free;
+        }
+        g.async = 1;
     }
     if (g.async) {
         if (!g.api.async_copy || !g.api.signal_create ||
@@ -1116,14 +1159,12 @@ dsm_status_t dsm_sdma_devq_open(dsm_sdma_t *s, size_t table_bytes,
         pthread_mutex_unlock(&hs->devq_lock);
         return DSM_ERR_OVERFLOW;
     }
-    st = g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
-                            HSA_QUEUE_PRIORITY_MAXIMUM, d->ringbuf,
-                            DEVQ_RING_BYTES, NULL, &d->res);
+    st = make_queue(d->ringbuf, DEVQ_RING_BYTES, &d->res);
     if (st != HSAKMT_STATUS_SUCCESS) {
         queue_give();
         snprintf(why, whylen,
-                 "hsaKmtCreateQueue(node %u, HSA_QUEUE_SDMA) for the device "
-                 "queue failed with status %d", (unsigned)g.node, (int)st);
+                 "%s on node %u for the device queue failed with status %d",
+                 queue_call(), (unsigned)g.node, (int)st);
         goto fail;
     }
     d->open = 1;
@@ -1272,14 +1313,11 @@ static dsm_status_t hsa_queue_init(dsm_sdma_queue_t *q)
         queue_teardown(hs, q);
         return DSM_ERR_OVERFLOW;
     }
-    st = g.api.create_queue(g.node, HSA_QUEUE_SDMA, 100,
-                            HSA_QUEUE_PRIORITY_MAXIMUM, hq->ringbuf,
-                            RING_BYTES, NULL, &hq->res);
+    st = make_queue(hq->ringbuf, RING_BYTES, &hq->res);
     if (st != HSAKMT_STATUS_SUCCESS) {
         queue_give();
-        dsm_log_error("hsa backend: hsaKmtCreateQueue(node %u, "
-                      "HSA_QUEUE_SDMA) failed with status %d",
-                      (unsigned)g.node, (int)st);
+        dsm_log_error("hsa backend: %s on node %u failed with status %d",
+                      queue_call(), (unsigned)g.node, (int)st);
         goto err;
     }
     hq->have_queue = 1;
@@ -1330,12 +1368,15 @@ static const char *hsa_describe(const dsm_sdma_t *s)
         snprintf(cap, sizeof(cap), " (at most %ld: SHMEM_HSA_MAX_QUEUES)",
                  settings.hsa_max_queues);
     snprintf(buf, sizeof(buf),
-             "hsa: %d SDMA queue%s%s through hsaKmtCreateQueue(HSA_QUEUE_SDMA) "
+             "hsa: %d SDMA queue%s%s through %s "
              "on %s (KFD node %u, %d GPU%s), thunk from %s%s%s",
-             s->num_queues, s->num_queues == 1 ? "" : "s", cap, g.name,
+             s->num_queues, s->num_queues == 1 ? "" : "s", cap, queue_call(),
+             g.name,
              (unsigned)g.node, g.ngpus, g.ngpus == 1 ? "" : "s",
              g.api.kmt_from ? g.api.kmt_from : "?",
-             g.api.create_queue_ext ? ", hsaKmtCreateQueueExt present" : "",
+             g.api.create_queue_ext && settings.hsa_sdma_engine < 0
+                 ? ", hsaKmtCreateQueueExt present"
+                 : "",
              g.api.model ? "; ENGINE MODEL (no GPU: packets executed on "
                            "the host)"
                          : "");

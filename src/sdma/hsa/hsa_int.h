@@ -11,6 +11,10 @@
 #include <hsa/hsa_ext_amd.h>
 #include <hsakmt.h>
 
+/* The queue type of hsaKmtCreateQueueExt that names the engine (ROCm
+ * 6.4's hsakmttypes.h; Debian's 5.2.3 headers lack it). */
+#define DSM_HSA_QUEUE_SDMA_BY_ENG_ID ((HSA_QUEUE_TYPE)6)
+
 typedef struct dsm_hsa_api {
     void *lib;    /* hsa-runtime64 (or the model) */
     void *kmtlib; /* libhsakmt.so.1 when the thunk is a separate library */
@@ -45,8 +49,13 @@ typedef struct dsm_hsa_api {
     HSAKMT_STATUS (*destroy_event)(HsaEvent *);
     HSAKMT_STATUS (*wait_on_event)(HsaEvent *, HSAuint32);
     HSAKMT_STATUS (*set_event)(HsaEvent *); /* optional */
-    /* ROCm >= 6.4 (engine choice by id): looked up, optional. */
-    void *create_queue_ext;
+    /* ROCm >= 6.4 (engine choice by id, KFD interface >= 1.17): looked
+     * up, optional; the same as create_queue with the engine id after the
+     * priority. */
+    HSAKMT_STATUS (*create_queue_ext)(HSAuint32, HSA_QUEUE_TYPE, HSAuint32,
+                                      HSA_QUEUE_PRIORITY, HSAuint32, void *,
+                                      HSAuint64, HsaEvent *,
+                                      HsaQueueResource *);
     /* The model only: wake the engine thread after a doorbell store. */
     void (*model_kick)(volatile uint64_t *doorbell);
 } dsm_hsa_api_t;

@@ -73,7 +73,16 @@ int dsm_hsa_api_load(dsm_hsa_api_t *api, const char *path, char *why,
     TAKE(kmt, destroy_event, "hsaKmtDestroyEvent");
     TAKE(kmt, wait_on_event, "hsaKmtWaitOnEvent");
     TAKE(kmt, set_event, "hsaKmtSetEvent");
-    api->create_queue_ext = sym(kmt, "hsaKmtCreateQueueExt");
+    TAKE(kmt, create_queue_ext, "hsaKmtCreateQueueExt");
+    /* The model offers it unless told not to (HSA_MODEL_NO_QUEUE_EXT=1),
+     * so that both thunks can be tested. */
+    if (api->model && api->create_queue_ext) {
+        int (*ext)(void) = NULL;
+        void *p = sym(api->lib, "hsa_model_queue_ext");
+        memcpy(&ext, &p, sizeof(p));
+        if (ext && !ext())
+            api->create_queue_ext = NULL;
+    }
     if (!api->kmt_open || !api->kmt_close || !api->create_queue ||
         !api->destroy_queue || !api->create_event || !api->destroy_event ||
         !api->wait_on_event) {
