@@ -146,8 +146,9 @@ static dsm_sdma_queue_t *queue_get(int i, const char *routine)
         if (st == DSM_ERR_OVERFLOW)
             dsm_rt_fatal(routine, "no engine queue left: %d persistent "
                          "requests alive hold %d queues, and a process has "
-                         "at most %d (the runtime's own included); free "
-                         "requests no longer used", reqs, held,
+                         "at most %d (the runtime's own included; fewer "
+                         "where the backend caps them, as the line before "
+                         "says); free requests no longer used", reqs, held,
                          dsm_sdma_max_queues());
         if (st != DSM_OK)
             dsm_rt_fatal(routine, "cannot create a DMA chain queue: %s",
