@@ -109,6 +109,9 @@ int main(void)
     tcase_add_test(tc, zeroed_aligned);
     tcase_add_test(tc, reused_never_unmapped);
     tcase_add_test(tc, threads);
+    /* Check's 4 s default is a timing test on a loaded 2-core machine (the
+     * threads case ran past it under load); 60 s only catches a hang. */
+    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
