@@ -62,10 +62,16 @@ typedef struct hsa_reg {
     uint64_t refs;
 } hsa_reg_t;
 
-/* The locked ranges one command uses (never overlapping, see reg_cover). */
+/* The locked ranges one command uses (never overlapping, see reg_cover).
+ * A copy touches two or three ranges: they live in the slot itself, so the
+ * submit path allocates nothing and a queue's memory does not grow as
+ * commands reach slots not used before (thread_exit counted 48 bytes of
+ * heap per slot first used). v points at inl until a command needs more. */
+#define SLOT_REGS_INLINE 4
 typedef struct slot_regs {
     struct hsa_reg **v;
     uint32_t n, cap;
+    struct hsa_reg *inl[SLOT_REGS_INLINE];
 } slot_regs_t;
 /* Async-copy fallback: copy pieces in flight per queue. */
 #define ASYNC_INFLIGHT 256
@@ -299,16 +305,32 @@ static hsa_reg_t *reg_lock_new(hsas_t *hs, uintptr_t base, uintptr_t end)
 
 static int slot_add(slot_regs_t *sr, hsa_reg_t *r)
 {
+    if (!sr->v) {
+        sr->v = sr->inl;
+        sr->cap = SLOT_REGS_INLINE;
+    }
     if (sr->n == sr->cap) {
-        uint32_t c = sr->cap ? sr->cap * 2 : 4;
-        hsa_reg_t **v = realloc(sr->v, c * sizeof(*v));
+        uint32_t c = sr->cap * 2;
+        hsa_reg_t **v = sr->v == sr->inl ? malloc(c * sizeof(*v))
+                                         : realloc(sr->v, c * sizeof(*v));
         if (!v)
             return 0;
+        if (sr->v == sr->inl)
+            memcpy(v, sr->inl, sizeof(sr->inl));
         sr->v = v;
         sr->cap = c;
     }
     sr->v[sr->n++] = r;
     return 1;
+}
+
+/* The array of a slot_regs_t, where it outgrew the inline one. */
+static void slot_regs_free(slot_regs_t *sr)
+{
+    if (sr->v != sr->inl)
+        free(sr->v);
+    sr->v = NULL;
+    sr->n = sr->cap = 0;
 }
 
 /* Cover [p, p + len) with locked ranges that never overlap (so no two
@@ -370,7 +392,7 @@ static hsa_reg_t *reg_get(hsas_t *hs, const void *p, size_t len)
             one.v[i]->refs--;
             pthread_mutex_unlock(&hs->reg_lock);
         }
-    free(one.v);
+    slot_regs_free(&one);
     return r;
 }
 
@@ -1052,7 +1074,7 @@ static void queue_teardown(hsas_t *hs, dsm_sdma_queue_t *q)
     /* Chains that never fired still hold their memory. */
     for (uint64_t i = 0; hq->regs && i < q->depth; i++) {
         cmd_unlock(hs, hq, i);
-        free(hq->regs[i].v);
+        slot_regs_free(&hq->regs[i]);
     }
     if (hq->bounce_reg)
         reg_put(hs, hq->bounce_reg);
@@ -1109,7 +1131,7 @@ static void devq_teardown(hsas_t *hs, int stats)
     }
     for (uint32_t i = 0; i < d->maps.n; i++)
         reg_put(hs, d->maps.v[i]);
-    free(d->maps.v);
+    slot_regs_free(&d->maps);
     if (d->ctl_reg)
         reg_put(hs, d->ctl_reg);
     if (d->ring_reg)
