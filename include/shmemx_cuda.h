@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmemx_dev_common.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,9 +52,6 @@ typedef struct shmemx_dev_slot {
 #define SHMEMX_DEV_OP_COPY 1u   /* len bytes src -> dst on the engines */
 #define SHMEMX_DEV_OP_SIGNAL 2u /* *(uint64_t *)dst = src, after the above */
 
-/* Segments a symmetric address may be in: host heap, static data, device
- * heap. */
-#define SHMEMX_DEV_SEGS 3
 
 /* Index (in 64-bit words) of the counters in a PE's word block (device
  * heap, symmetric); each on its own 128-byte line. */
@@ -78,32 +77,8 @@ typedef struct shmemx_dev {
  * time (it allocates symmetric words in the device heap and starts the
  * proxy thread); later calls return the same handle, valid until
  * shmem_finalize. Returns 0. */
-/* The types of the device p/g (the RMA types of shmem_p but long double)
- * and of the device atomics, X(C type, TYPENAME[, CUDA atomic's type]). */
-#define SHMEMX_DEV_TYPES_RMA(X)                                                \
-    X(float, float)                                                            \
-    X(double, double)                                                          \
-    X(char, char)                                                              \
-    X(signed char, schar)                                                      \
-    X(short, short)                                                            \
-    X(int, int)                                                                \
-    X(long, long)                                                              \
-    X(long long, longlong)                                                     \
-    X(unsigned char, uchar)                                                    \
-    X(unsigned short, ushort)                                                  \
-    X(unsigned int, uint)                                                      \
-    X(unsigned long, ulong)                                                    \
-    X(unsigned long long, ulonglong)                                           \
-    X(int8_t, int8)                                                            \
-    X(int16_t, int16)                                                          \
-    X(int32_t, int32)                                                          \
-    X(int64_t, int64)                                                          \
-    X(uint8_t, uint8)                                                          \
-    X(uint16_t, uint16)                                                        \
-    X(uint32_t, uint32)                                                        \
-    X(uint64_t, uint64)                                                        \
-    X(size_t, size)                                                            \
-    X(ptrdiff_t, ptrdiff)
+/* The types of the device atomics, X(C type, TYPENAME, CUDA atomic's
+ * type); those of p/g are SHMEMX_DEV_TYPES_RMA (shmemx_dev_common.h). */
 #define SHMEMX_DEV_TYPES_AMO(X)                                                \
     X(int32_t, int32, int)                                                     \
     X(uint32_t, uint32, unsigned int)                                          \

@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmemx_dev_common.h>
 #include <shmemx_sdma_pkt.h>
 
 #ifdef __cplusplus
@@ -57,9 +58,6 @@ extern "C" {
 
 /* ---- what the host and the kernel share (plain C) ---- */
 
-/* Segments a symmetric address may be in: host heap, static data, device
- * heap (empty on the hsa backend, which has no device heap yet). */
-#define SHMEMX_DEV_SEGS 3
 
 /* Index (in 64-bit words) of the barrier words in a PE's word block
  * (symmetric heap), each on its own 128-byte line. */
@@ -83,31 +81,8 @@ typedef struct shmemx_dev {
     uint64_t size[SHMEMX_DEV_SEGS];
 } shmemx_dev_t;
 
-/* The types of the device p/g and atomics, X(C type, TYPENAME). */
-#define SHMEMX_DEV_TYPES_RMA(X)                                                \
-    X(float, float)                                                            \
-    X(double, double)                                                          \
-    X(char, char)                                                              \
-    X(signed char, schar)                                                      \
-    X(short, short)                                                            \
-    X(int, int)                                                                \
-    X(long, long)                                                              \
-    X(long long, longlong)                                                     \
-    X(unsigned char, uchar)                                                    \
-    X(unsigned short, ushort)                                                  \
-    X(unsigned int, uint)                                                      \
-    X(unsigned long, ulong)                                                    \
-    X(unsigned long long, ulonglong)                                           \
-    X(int8_t, int8)                                                            \
-    X(int16_t, int16)                                                          \
-    X(int32_t, int32)                                                          \
-    X(int64_t, int64)                                                          \
-    X(uint8_t, uint8)                                                          \
-    X(uint16_t, uint16)                                                        \
-    X(uint32_t, uint32)                                                        \
-    X(uint64_t, uint64)                                                        \
-    X(size_t, size)                                                            \
-    X(ptrdiff_t, ptrdiff)
+/* The types of the device atomics, X(C type, TYPENAME); those of p/g are
+ * SHMEMX_DEV_TYPES_RMA (shmemx_dev_common.h). */
 #define SHMEMX_DEV_TYPES_AMO(X)                                                \
     X(int32_t, int32)                                                          \
     X(uint32_t, uint32)                                                        \
