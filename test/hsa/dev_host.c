@@ -267,8 +267,12 @@ int main(int argc, char **argv)
         return 1;
     }
     if (argc > 1 && !strcmp(argv[1], "badpe")) {
-        shmemx_dev_putmem_nbi(d, &arrive, &arrive, 8, npes);
-        return 1; /* not reached: the call aborts */
+        /* PE 0 only, so that the line the test looks for is PE 0's (with
+         * every PE calling, whichever aborted first ended the job). */
+        if (me == 0)
+            shmemx_dev_putmem_nbi(d, &arrive, &arrive, 8, npes);
+        shmem_barrier_all(); /* the other PEs wait to be ended */
+        return 1; /* not reached: PE 0 aborts and the job ends */
     }
     if (argc > 1)
         nthreads = atoi(argv[1]);

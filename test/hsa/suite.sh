@@ -107,7 +107,7 @@ DEV=$top_builddir/test/hsa/dev_host
 for prog in "$B/coll_fcollect" "$DEV"; do
     [ -x "$prog" ] || continue
     run env SHMEM_HSA_SDMA_ENGINE=3 HSA_MODEL_LOG_QUEUES=1 SHMEM_INFO=1 \
-        "$LAUNCHER" -n 2 --timeout 60 "$prog" 2 50 "$MARK"
+        "$LAUNCHER" -n 2 --timeout 120 "$prog" 1 20 "$MARK"
     expect_rc 0 "$(basename "$prog") with SHMEM_HSA_SDMA_ENGINE=3"
     printf '%s\n' "$ERR" | grep -q "hsa model: SDMA queue [0-9]* on node 1, engine 3\$" ||
         fail "$(basename "$prog"): no queue on engine 3"
