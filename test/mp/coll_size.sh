@@ -2,7 +2,9 @@
 # Collectives whose dest (or source) allocation is smaller than what they
 # write (read) fail with one line naming the routine, the PE and both sizes
 # ("dest needs N bytes, its allocation has M"), before any data moves, and
-# a non-zero exit; before, fcollect/collect/alltoall said "source overlaps
+# a non-zero exit (expect_fail: not the launcher's timeout either; no time
+# limit of its own, which failed under load on the network path: 24.7 s
+# for what takes 1 s); before, fcollect/collect/alltoall said "source overlaps
 # dest" (source being the next allocation) and the others overwrote the
 # next allocation silently. coll_size_prog runs one collective per mode.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
@@ -24,7 +26,6 @@ check() {
     if printf '%s\n' "$ERR" | grep -q overlap; then
         fail "$mode on $n PEs: reported as an overlap"
     fi
-    expect_faster 20000 "$mode on $n PEs"
     expect_clean "$mode on $n PEs"
 }
 
