@@ -28,7 +28,6 @@
 #define DEV_STORE_MAX_DEFAULT 1024
 
 static pthread_mutex_t hip_lock = PTHREAD_MUTEX_INITIALIZER;
-static shmemx_dev_t hip;
 static dsm_sdma_t *hip_sdma; /* the layer it was made for (re-init) */
 
 static int refuse(const char *why)
@@ -38,6 +37,7 @@ static int refuse(const char *why)
 }
 
 #if DSM_HAVE_HSA
+static shmemx_dev_t hip; /* the handle, made once per init */
 static const int hip_segs[SHMEMX_DEV_SEGS] = {DSM_SEG_HEAP, DSM_SEG_STATIC,
                                               DSM_SEG_DEVICE};
 
