@@ -1,0 +1,180 @@
+/*
+ * The device heap on the hsa backend, over the SDMA engine model (run by
+ * test/hsa/devheap.sh): shmem_malloc_with_hints(SHMEMX_MALLOC_DEVICE)
+ * objects of 1, 2 or 4 PEs (the peers' heaps attached through
+ * hsa_amd_ipc_memory_attach) moved only by the engines, with data
+ * checked after every step:
+ *  - blocking put and get, host <-> device heap and device heap <->
+ *    device heap, sizes from 1 byte to over one COPY_LINEAR packet (the
+ *    4 MiB - 32 B limit: split);
+ *  - put_nbi / get_nbi to and from every PE, many in flight, one quiet;
+ *  - typed p/g and put/get;
+ *  - fcollectmem, alltoallmem, broadcastmem and a sum reduction on the
+ *    device heap.
+ * The test never reads device memory with the CPU: data goes in and comes
+ * out through shmem_putmem / shmem_getmem between host buffers and the
+ * device heap (on a GPU the CPU could not read VRAM; over the model it
+ * could, which would hide a bug).
+ * With argument "none": the device heap is expected to be refused
+ * (shmem_malloc_with_hints returns NULL; the script checks the line).
+ */
+#define MP_ALARM_S 120
+#include "test/mp/mp.h"
+
+#include <shmemx.h>
+
+#define MAXB ((size_t)5 << 20) /* over one COPY_LINEAR (4 MiB - 32 B) */
+
+static unsigned char *h, *e;
+
+static void fill(int s, size_t nb, int r)
+{
+    for (size_t o = 0; o < nb; o++)
+        h[o] = mp_byte(s, o, r);
+}
+
+static void expect(const unsigned char *b, int s, size_t nb, int r,
+                   const char *what)
+{
+    for (size_t o = 0; o < nb; o++)
+        if (b[o] != mp_byte(s, o, r))
+            MP_FAIL("%s: %zu bytes, byte %zu is %u, expected %u (from PE "
+                    "%d, round %d)", what, nb, o, b[o], mp_byte(s, o, r), s,
+                    r);
+}
+
+int main(int argc, char **argv)
+{
+    mp_init();
+    const int me = shmem_my_pe(), n = shmem_n_pes();
+    static const size_t sizes[] = {1, 7, 4096, 65539, MAXB};
+
+    if (argc > 1 && !strcmp(argv[1], "none")) {
+        void *p = shmem_malloc_with_hints(4096, SHMEMX_MALLOC_DEVICE);
+        CHECK(p == NULL, "no device heap expected");
+        CHECK(shmemx_malloc_device(4096) == NULL, "no device heap expected");
+        shmem_finalize();
+        return 0;
+    }
+
+    unsigned char *src = shmem_malloc_with_hints(MAXB * (size_t)n,
+                                                 SHMEMX_MALLOC_DEVICE);
+    unsigned char *dst = shmem_malloc_with_hints(MAXB * (size_t)n,
+                                                 SHMEMX_MALLOC_DEVICE);
+    long *lsrc = shmemx_malloc_device(64 * sizeof(long));
+    long *ldst = shmemx_malloc_device(64 * sizeof(long));
+    h = malloc(MAXB * (size_t)n);
+    e = malloc(MAXB * (size_t)n);
+    CHECK(src && dst && lsrc && ldst && h && e, "device heap allocations");
+
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        const size_t nb = sizes[k];
+        const int r = (int)k, to = (me + 1) % n, from = (me + n - 1) % n;
+
+        /* host -> my device heap, and back */
+        fill(me, nb, r);
+        shmem_putmem(src, h, nb, me);
+        memset(e, 0, nb);
+        shmem_getmem(e, src, nb, me);
+        expect(e, me, nb, r, "own device heap put/get");
+        shmem_barrier_all();
+
+        /* get from the next PE's device heap into host memory */
+        memset(e, 0, nb);
+        shmem_getmem(e, src, nb, to);
+        expect(e, to, nb, r, "get from a peer's device heap");
+
+        /* device heap -> the next PE's device heap (source device too) */
+        shmem_putmem(dst + (size_t)me * nb, src, nb, to);
+        shmem_barrier_all();
+        memset(e, 0, nb);
+        shmem_getmem(e, dst + (size_t)from * nb, nb, me);
+        expect(e, from, nb, r, "device-to-device put from the previous PE");
+        shmem_barrier_all(); /* checked before anyone writes dst again */
+
+        /* nbi: my block to every PE, every PE's block back, one quiet */
+        fill(me + 100, nb, r);
+        for (int pe = 0; pe < n; pe++)
+            shmem_putmem_nbi(dst + (size_t)me * nb, h, nb, pe);
+        shmem_quiet();
+        shmem_barrier_all();
+        memset(e, 0, nb * (size_t)n);
+        for (int pe = 0; pe < n; pe++)
+            shmem_getmem_nbi(e + (size_t)pe * nb, dst + (size_t)pe * nb, nb,
+                             (me + pe) % n);
+        shmem_quiet();
+        for (int pe = 0; pe < n; pe++)
+            expect(e + (size_t)pe * nb, pe + 100, nb, r, "nbi put then get");
+        shmem_barrier_all();
+
+        /* fcollect: PE s contributes mp_byte(s + 200, ...) */
+        fill(me + 200, nb, r);
+        shmem_putmem(src, h, nb, me);
+        CHECK(shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
+              "fcollectmem %zu B", nb);
+        shmem_getmem(e, dst, nb * (size_t)n, me);
+        for (int s = 0; s < n; s++)
+            expect(e + (size_t)s * nb, s + 200, nb, r, "fcollectmem");
+
+        /* alltoall: my block for PE d is mp_byte(me * n + d + 300, ...) */
+        shmem_barrier_all(); /* no peer still reads my src */
+        {
+            for (int d = 0; d < n; d++) {
+                fill(me * n + d + 300, nb, r);
+                shmem_putmem(src + (size_t)d * nb, h, nb, me);
+            }
+            CHECK(shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
+                  "alltoallmem %zu B", nb);
+            shmem_getmem(e, dst, nb * (size_t)n, me);
+            for (int s = 0; s < n; s++)
+                expect(e + (size_t)s * nb, s * n + me + 300, nb, r,
+                       "alltoallmem");
+        }
+
+        /* broadcast from the last PE */
+        fill(n - 1 + 400, nb, r);
+        if (me == n - 1)
+            shmem_putmem(src, h, nb, me);
+        shmem_barrier_all();
+        CHECK(shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, nb, n - 1) == 0,
+              "broadcastmem %zu B", nb);
+        memset(e, 0, nb);
+        shmem_getmem(e, dst, nb, me);
+        expect(e, n - 1 + 400, nb, r, "broadcastmem");
+        shmem_barrier_all();
+    }
+
+    /* typed: p/g and put/get of longs, and a sum reduction */
+    long v[64], w[64];
+    for (int i = 0; i < 64; i++)
+        v[i] = (long)me * 1000 + i;
+    shmem_long_put(lsrc, v, 64, me);
+    shmem_long_p(&lsrc[63], -7 - me, me);
+    shmem_barrier_all();
+    const int to = (me + 1) % n;
+    CHECK(shmem_long_g(&lsrc[63], to) == -7 - to, "long_g from PE %d", to);
+    shmem_long_get(w, lsrc, 63, to);
+    for (int i = 0; i < 63; i++)
+        CHECK(w[i] == (long)to * 1000 + i, "long_get element %d", i);
+    CHECK(shmem_long_sum_reduce(SHMEM_TEAM_WORLD, ldst, lsrc, 63) == 0,
+          "long_sum_reduce");
+    shmem_long_get(w, ldst, 63, me);
+    for (int i = 0; i < 63; i++) {
+        long want = 1000L * (long)n * (n - 1) / 2 + (long)n * i;
+        CHECK(w[i] == want, "sum element %d: %ld, expected %ld", i, w[i],
+              want);
+    }
+
+    shmem_barrier_all();
+    shmem_free(ldst);
+    shmem_free(lsrc);
+    shmem_free(dst);
+    shmem_free(src);
+    free(e);
+    free(h);
+    if (me == 0)
+        printf("devheap: %d PE%s: device heap put/get/nbi/collectives "
+               "checked\n", n, n == 1 ? "" : "s");
+    shmem_finalize();
+    return 0;
+}
