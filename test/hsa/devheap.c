@@ -10,7 +10,8 @@
  *  - put_nbi / get_nbi to and from every PE, many in flight, one quiet;
  *  - typed p/g and put/get;
  *  - fcollectmem, alltoallmem, broadcastmem and a sum reduction on the
- *    device heap.
+ *    device heap;
+ *  - a persistent fcollect (shmemx_fcollectmem_init) started 20 times.
  * The test never reads device memory with the CPU: data goes in and comes
  * out through shmem_putmem / shmem_getmem between host buffers and the
  * device heap (on a GPU the CPU could not read VRAM; over the model it
@@ -164,6 +165,27 @@ int main(int argc, char **argv)
         CHECK(w[i] == want, "sum element %d: %ld, expected %ld", i, w[i],
               want);
     }
+
+    /* Persistent fcollect on the device heap (the exchange through the
+     * device heap's synchronisation words, zeroed with copy_sync at
+     * free), started 20 times, data checked each time. */
+    shmemx_req_t req;
+    const size_t pb = 4096;
+    CHECK(shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, dst, src, pb, &req) == 0,
+          "fcollectmem_init on the device heap");
+    for (int it = 0; it < 20; it++) {
+        fill(me + 500, pb, it);
+        shmem_putmem(src, h, pb, me);
+        shmem_barrier_all();
+        CHECK(shmemx_req_start(req) == 0, "req_start %d", it);
+        CHECK(shmemx_req_wait(req) == 0, "req_wait %d", it);
+        shmem_getmem(e, dst, pb * (size_t)n, me);
+        for (int s = 0; s < n; s++)
+            expect(e + (size_t)s * pb, s + 500, pb, it,
+                   "persistent fcollectmem");
+        shmem_barrier_all();
+    }
+    CHECK(shmemx_req_free(req) == 0, "req_free");
 
     shmem_barrier_all();
     shmem_free(ldst);

@@ -6,7 +6,8 @@
 #     (hsa_amd_memory_pool_allocate), the local peers' attached through
 #     hsa_amd_ipc_memory_create/attach handles exchanged over the
 #     bootstrap; put/get/nbi/typed RMA and fcollect/alltoall/broadcast/
-#     sum reduction between device-heap objects, data checked;
+#     sum reduction and a persistent fcollect between device-heap
+#     objects, data checked;
 #  2. the same with the async-copy fallback (HSA_MODEL_NO_QUEUES=1);
 #  3. SHMEM_SDMA_STATS: the copies went through the SDMA queues;
 #  4. refusal: where the GPU has no device-local pool
