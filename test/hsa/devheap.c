@@ -18,6 +18,8 @@
  * could, which would hide a bug).
  * With argument "none": the device heap is expected to be refused
  * (shmem_malloc_with_hints returns NULL; the script checks the line).
+ * With "stream": an on-stream routine, which the hsa backend refuses
+ * (the job fails with one line).
  */
 #define MP_ALARM_S 120
 #include "test/mp/mp.h"
@@ -56,6 +58,15 @@ int main(int argc, char **argv)
         CHECK(shmemx_malloc_device(4096) == NULL, "no device heap expected");
         shmem_finalize();
         return 0;
+    }
+
+    if (argc > 1 && !strcmp(argv[1], "stream")) {
+        /* The hsa backend has a device heap but no streams: one line. */
+        char *d = shmemx_malloc_device(64);
+        char b[8] = {0};
+        CHECK(d != NULL, "a device heap");
+        shmemx_putmem_on_stream(d, b, sizeof(b), me, NULL);
+        MP_FAIL("shmemx_putmem_on_stream returned on the hsa backend");
     }
 
     unsigned char *src = shmem_malloc_with_hints(MAXB * (size_t)n,

@@ -17,7 +17,9 @@
 #     its line;
 #  5. the model refuses to lock device memory for the engines
 #     (hsa_amd_memory_lock is for host memory): no such line in a run,
-#     i.e. the backend never asks.
+#     i.e. the backend never asks;
+#  6. the on-stream routines (cuda-only) fail with one line on the hsa
+#     backend, which has a device heap but no streams.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 unset SHMEM_FORCE_NETWORK SHMEM_SDMA_BACKEND
 
@@ -61,4 +63,10 @@ run "$LAUNCHER" -n 2 --timeout 60 "$PROG" none "$MARK"
 expect_rc 0 "the cpu backend: no device heap"
 expect_err "shmem_malloc_with_hints: SHMEMX_MALLOC_DEVICE: no device heap (sdma backend cpu; SHMEM_DEVICE_HEAP_SIZE=268435456); returns NULL" \
     "the cpu backend's line"
+
+# --- 6
+run env $HSA "$LAUNCHER" -n 1 --timeout 60 "$PROG" stream "$MARK"
+expect_fail "an on-stream routine on the hsa backend"
+expect_err "shmemx_putmem_on_stream: the on-stream routines need the cuda backend (this PE runs 'hsa', which has no stream operations)" \
+    "the on-stream refusal"
 echo "PASS"
