@@ -11,6 +11,8 @@
  *  - typed p/g and put/get;
  *  - fcollectmem, alltoallmem, broadcastmem and a sum reduction on the
  *    device heap;
+ *  - a private device buffer (the model's device pool, as hipMalloc would
+ *    give) as the local side of put and get;
  *  - a persistent fcollect (shmemx_fcollectmem_init) started 20 times.
  * The test never reads device memory with the CPU: data goes in and comes
  * out through shmem_putmem / shmem_getmem between host buffers and the
@@ -26,9 +28,61 @@
 
 #include <shmemx.h>
 
+#include <dlfcn.h>
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+
 #define MAXB ((size_t)5 << 20) /* over one COPY_LINEAR (4 MiB - 32 B) */
 
 static unsigned char *h, *e;
+
+/* The engine model's entry points, from the library the backend loaded
+ * (SHMEM_HSA_LIBRARY; dlopen gives the same instance). */
+static void *model_sym(const char *name)
+{
+    const char *lib = getenv("SHMEM_HSA_LIBRARY");
+    void *m = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    void *f = m ? dlsym(m, name) : NULL;
+    if (m)
+        dlclose(m);
+    return f;
+}
+
+static hsa_status_t first_pool(hsa_amd_memory_pool_t p, void *arg)
+{
+    *(hsa_amd_memory_pool_t *)arg = p;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+/* n bytes of the first GPU's device-local pool, or NULL off the model. */
+static void *private_device(size_t n)
+{
+    hsa_status_t (*iter)(hsa_agent_t,
+                         hsa_status_t (*)(hsa_amd_memory_pool_t, void *),
+                         void *);
+    hsa_status_t (*alloc)(hsa_amd_memory_pool_t, size_t, uint32_t, void **);
+    void *a = model_sym("hsa_amd_agent_iterate_memory_pools");
+    void *b = model_sym("hsa_amd_memory_pool_allocate");
+    hsa_amd_memory_pool_t pool = {0};
+    hsa_agent_t gpu = {2};
+    void *p = NULL;
+    if (!a || !b || !model_sym("hsa_model_version"))
+        return NULL;
+    memcpy(&iter, &a, sizeof(a));
+    memcpy(&alloc, &b, sizeof(b));
+    if (iter(gpu, first_pool, &pool) != HSA_STATUS_SUCCESS || !pool.handle ||
+        alloc(pool, n, 0, &p) != HSA_STATUS_SUCCESS)
+        return NULL;
+    return p;
+}
+
+static void private_free(void *p)
+{
+    hsa_status_t (*pfree)(void *);
+    void *f = model_sym("hsa_amd_memory_pool_free");
+    memcpy(&pfree, &f, sizeof(f));
+    CHECK(pfree(p) == HSA_STATUS_SUCCESS, "pool_free");
+}
 
 static void fill(int s, size_t nb, int r)
 {
@@ -175,6 +229,34 @@ int main(int argc, char **argv)
         long want = 1000L * (long)n * (n - 1) / 2 + (long)n * i;
         CHECK(w[i] == want, "sum element %d: %ld, expected %ld", i, w[i],
               want);
+    }
+
+    /* A private device buffer (what hipMalloc gives: the model's
+     * device-local pool, taken from the model the library loaded) as the
+     * local side of RMA: the backend must classify it as device memory
+     * (hsa_amd_pointer_info) and move it by engine, never by the CPU. */
+    unsigned char *priv = private_device(MAXB);
+    CHECK(priv || !model_sym("hsa_model_version"),
+          "a private buffer of the model's device pool");
+    if (priv) {
+        const size_t nb = 65539;
+        fill(me + 600, nb, 0);
+        shmem_putmem(src, h, nb, me);       /* host -> my device heap */
+        shmem_getmem(priv, src, nb, me);    /* device heap -> private */
+        shmem_barrier_all();
+        shmem_putmem(dst, priv, nb, to);    /* private -> peer's heap */
+        shmem_barrier_all();
+        memset(e, 0, nb);
+        shmem_getmem(e, dst, nb, me);
+        expect(e, (me + n - 1) % n + 600, nb, 0, "put from a private device "
+               "buffer");
+        memset(e, 0, nb);
+        shmem_getmem(priv, dst, nb, to);    /* peer's heap -> private */
+        shmem_putmem(src, priv, nb, me);    /* private -> my heap */
+        shmem_getmem(e, src, nb, me);
+        expect(e, me + 600, nb, 0, "get into a private device buffer");
+        shmem_barrier_all();
+        private_free(priv);
     }
 
     /* Persistent fcollect on the device heap (the exchange through the

@@ -24,7 +24,8 @@
  *    forbid that, opens /proc/<pid>/fd/<n>, and maps it shared, so both
  *    processes see the same bytes; the engines reach the mapping;
  *  - hsa_memory_copy: a synchronous copy (memmove) between host and
- *    device memory;
+ *    device memory; hsa_amd_pointer_info: pool allocations (HSA, owned
+ *    by GPU 1 or the CPU), IPC mappings, locked ranges, else UNKNOWN;
  *  - queues: hsaKmtCreateQueue(HSA_QUEUE_SDMA or _SDMA_XGMI) on a ring in
  *    locked memory (256-byte aligned, power-of-two size) returns read and
  *    write pointers and a doorbell (64-bit byte offsets that only grow),
@@ -1206,5 +1207,54 @@ API hsa_status_t hsa_memory_copy(void *dst, const void *src, size_t n)
     if (!dst || !src)
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     memmove(dst, src, n);
+    return HSA_STATUS_SUCCESS;
+}
+
+/* What ROCr knows of a pointer: pool allocations (HSA; the owner is the
+ * GPU for device-local pools, the CPU for the system pool), attached IPC
+ * mappings (IPC), locked host ranges (LOCKED), else UNKNOWN. */
+API hsa_status_t hsa_amd_pointer_info(const void *ptr,
+                                      hsa_amd_pointer_info_t *info,
+                                      void *(*alloc)(size_t),
+                                      uint32_t *nacc, hsa_agent_t **acc)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    (void)alloc;
+    if (!inits)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (!info || info->size < sizeof(*info))
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    memset(info, 0, sizeof(*info));
+    info->size = sizeof(*info);
+    info->type = HSA_EXT_POINTER_TYPE_UNKNOWN;
+    if (nacc)
+        *nacc = 0;
+    if (acc)
+        *acc = NULL;
+    pthread_rwlock_rdlock(&reg_lock);
+    dmem_t *d = dmem_of(p, 1);
+    if (d) {
+        info->type = d->attached ? HSA_EXT_POINTER_TYPE_IPC
+                                 : HSA_EXT_POINTER_TYPE_HSA;
+        info->agentBaseAddress = info->hostBaseAddress = (void *)d->base;
+        info->sizeInBytes = d->len;
+        /* Device pools belong to the first GPU here (one pool is enough
+         * for the backend's question: GPU or not). */
+        info->agentOwner.handle = d->system ? 1 : 2;
+        info->global_flags =
+            d->system ? HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+                      : HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+    } else {
+        for (size_t i = 0; i < nregs; i++)
+            if (p - regs[i].base < regs[i].len) {
+                info->type = HSA_EXT_POINTER_TYPE_LOCKED;
+                info->agentBaseAddress = info->hostBaseAddress =
+                    (void *)regs[i].base;
+                info->sizeInBytes = regs[i].len;
+                info->agentOwner.handle = 1;
+                break;
+            }
+    }
+    pthread_rwlock_unlock(&reg_lock);
     return HSA_STATUS_SUCCESS;
 }

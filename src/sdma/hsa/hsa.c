@@ -63,7 +63,10 @@ typedef struct hsa_reg {
     size_t len;
     char *agent; /* the GPU's address of base */
     uint64_t refs;
-    int dev; /* device memory (devmem below): never locked, never freed */
+    /* Device memory, never locked: 1 = a device heap (devmem below),
+     * never freed here; 2 = a private allocation of the GPU's pools
+     * (hipMalloc), refcounted like a lock and forgotten at 0. */
+    int dev;
 } hsa_reg_t;
 
 /* The locked ranges one command uses (never overlapping, see reg_cover).
@@ -307,6 +310,33 @@ static uint32_t ndevmem;
 static int devmem_live;
 static pthread_mutex_t devmem_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A private device allocation (hipMalloc'ed: ROCr's pools, owned by a
+ * GPU agent, or attached through IPC) that holds p: 1 and its range, else
+ * 0 (host memory, or no hsa_amd_pointer_info). */
+static int devptr_range(const void *p, uintptr_t *base, size_t *len)
+{
+    hsa_amd_pointer_info_t info;
+    hsa_device_type_t type;
+
+    if (!g.api.pointer_info)
+        return 0;
+    memset(&info, 0, sizeof(info));
+    info.size = sizeof(info);
+    if (g.api.pointer_info(p, &info, NULL, NULL, NULL) != HSA_STATUS_SUCCESS)
+        return 0;
+    if (info.type == HSA_EXT_POINTER_TYPE_IPC)
+        type = HSA_DEVICE_TYPE_GPU;
+    else if (info.type != HSA_EXT_POINTER_TYPE_HSA ||
+             g.api.agent_get_info(info.agentOwner, HSA_AGENT_INFO_DEVICE,
+                                  &type) != HSA_STATUS_SUCCESS)
+        return 0;
+    if (type != HSA_DEVICE_TYPE_GPU || !info.sizeInBytes)
+        return 0;
+    *base = (uintptr_t)info.agentBaseAddress;
+    *len = info.sizeInBytes;
+    return (uintptr_t)p - *base < *len;
+}
+
 static devmem_t *devmem_find(const void *p)
 {
     uint32_t n = __atomic_load_n(&ndevmem, __ATOMIC_ACQUIRE);
@@ -405,8 +435,24 @@ static int reg_cover(hsas_t *hs, slot_regs_t *sr, const void *p, size_t len)
             if (r->base > pos && r->base < stop)
                 stop = r->base;
         }
+        uintptr_t dbase;
+        size_t dlen;
         if (hit) {
             hit->refs++;
+        } else if (devptr_range((const void *)pos, &dbase, &dlen)) {
+            /* A private device buffer: the GPU's own, nothing to lock. */
+            hit = calloc(1, sizeof(*hit));
+            if (!hit) {
+                ok = 0;
+                break;
+            }
+            hit->base = dbase;
+            hit->len = dlen;
+            hit->agent = (char *)dbase;
+            hit->dev = 2;
+            hit->refs = 1;
+            hit->next = hs->regs;
+            hs->regs = hit;
         } else {
             hit = reg_lock_new(hs, pos, stop);
             if (!hit) {
@@ -435,7 +481,7 @@ static hsa_reg_t *reg_get(hsas_t *hs, const void *p, size_t len)
         r = one.v[0];
     else
         for (uint32_t i = 0; i < one.n; i++) {
-            if (one.v[i]->dev)
+            if (one.v[i]->dev == 1)
                 continue;
             pthread_mutex_lock(&hs->reg_lock);
             one.v[i]->refs--;
@@ -449,7 +495,7 @@ static void reg_put(hsas_t *hs, hsa_reg_t *r)
 {
     hsa_reg_t **pp;
 
-    if (r->dev)
+    if (r->dev == 1)
         return;
     pthread_mutex_lock(&hs->reg_lock);
     if (--r->refs == 0) {
@@ -458,7 +504,8 @@ static void reg_put(hsas_t *hs, hsa_reg_t *r)
                 *pp = r->next;
                 break;
             }
-        g.api.memory_unlock((void *)r->base);
+        if (!r->dev)
+            g.api.memory_unlock((void *)r->base);
         free(r);
     }
     pthread_mutex_unlock(&hs->reg_lock);
@@ -1686,9 +1733,13 @@ static void hsa_heap_unmap(void *base)
         api_release();
 }
 
+/* The device heaps from the table; anything else asked of ROCr, as
+ * cuda asks the driver (private hipMalloc'ed buffers are device memory). */
 static int hsa_ptr_is_device(const void *p)
 {
-    return devmem_find(p) != NULL;
+    uintptr_t b;
+    size_t n;
+    return devmem_find(p) != NULL || devptr_range(p, &b, &n);
 }
 
 static dsm_status_t hsa_copy_sync(void *dst, const void *src, size_t n)
@@ -1714,7 +1765,7 @@ static int hsa_launch_counts(uint64_t *kernels, uint64_t *host_fns)
 
 static uint64_t hsa_gpu_view(const void *p)
 {
-    return devmem_find(p) ? (uint64_t)(uintptr_t)p : 0;
+    return hsa_ptr_is_device(p) ? (uint64_t)(uintptr_t)p : 0;
 }
 
 static const dsm_sdma_gpu_ops_t hsa_gpu_ops = {

@@ -53,6 +53,10 @@ typedef struct dsm_hsa_api {
                                uint32_t, const hsa_agent_t *, void **);
     hsa_status_t (*ipc_detach)(void *);
     hsa_status_t (*memory_copy)(void *, const void *, size_t);
+    /* Which memory a pointer is (private hipMalloc'ed buffers). */
+    hsa_status_t (*pointer_info)(const void *, hsa_amd_pointer_info_t *,
+                                 void *(*)(size_t), uint32_t *,
+                                 hsa_agent_t **);
 
     HSAKMT_STATUS (*kmt_open)(void);
     HSAKMT_STATUS (*kmt_close)(void);

@@ -55,6 +55,7 @@ int dsm_hsa_api_load(dsm_hsa_api_t *api, const char *path, char *why,
     TAKE(api->lib, ipc_attach, "hsa_amd_ipc_memory_attach");
     TAKE(api->lib, ipc_detach, "hsa_amd_ipc_memory_detach");
     TAKE(api->lib, memory_copy, "hsa_memory_copy");
+    TAKE(api->lib, pointer_info, "hsa_amd_pointer_info");
     TAKE(api->lib, model_kick, "hsa_model_kick");
     api->model = sym(api->lib, "hsa_model_version") != NULL;
     if (!api->init || !api->shut_down || !api->iterate_agents ||
