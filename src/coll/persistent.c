@@ -428,8 +428,9 @@ static struct dsm_coll_req *req_check(shmemx_req_t req, const char *routine)
 
 static void local_run(struct dsm_coll_req *r)
 {
-    if (r->plan.local.len)
-        memmove(r->plan.local.dst, r->plan.local.src, r->plan.local.len);
+    /* GPU buffers by engine (dsm_coll_self_copy), never by this CPU. */
+    dsm_coll_self_copy(r->plan.local.dst, r->plan.local.src,
+                       r->plan.local.len, 1, 0, 0, "shmemx_req_start");
 }
 
 static void wait_started(struct dsm_coll_req *r)

@@ -19,7 +19,13 @@
 #     (hsa_amd_memory_lock is for host memory): no such line in a run,
 #     i.e. the backend never asks;
 #  6. the on-stream routines (cuda-only) fail with one line on the hsa
-#     backend, which has a device heap but no streams.
+#     backend, which has a device heap but no streams;
+#  7. the persistent fcollect's exchange through device words
+#     (SHMEM_PERSISTENT_SYNC=dev, hready), on SDMA queues and on the
+#     async-copy fallback, whose host-run WAIT/SIGNAL must reach device
+#     words with hsa_memory_copy.
+# The model gives device memory out as a PROT_NONE mapping: a CPU access
+# to it anywhere in the runtime kills the PE with SIGSEGV.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 unset SHMEM_FORCE_NETWORK SHMEM_SDMA_BACKEND
 
@@ -63,6 +69,15 @@ run "$LAUNCHER" -n 2 --timeout 60 "$PROG" none "$MARK"
 expect_rc 0 "the cpu backend: no device heap"
 expect_err "shmem_malloc_with_hints: SHMEMX_MALLOC_DEVICE: no device heap (sdma backend cpu; SHMEM_DEVICE_HEAP_SIZE=268435456); returns NULL" \
     "the cpu backend's line"
+
+# --- 7 (before 6: 6 ends the job on purpose)
+for sync in dev hready; do
+    for q in "" HSA_MODEL_NO_QUEUES=1; do
+        run env $HSA $q SHMEM_PERSISTENT_SYNC=$sync "$LAUNCHER" -n 2 \
+            --timeout 180 "$PROG" "$MARK"
+        expect_rc 0 "device heap, SHMEM_PERSISTENT_SYNC=$sync ${q:-(SDMA queues)}"
+    done
+done
 
 # --- 6
 run env $HSA "$LAUNCHER" -n 1 --timeout 60 "$PROG" stream "$MARK"

@@ -14,8 +14,12 @@
  *    (global, coarse-grained; none with HSA_MODEL_NO_DEVICE_POOL=1).
  *    "Device memory" is host memory here: a memfd mapped shared, which
  *    the engines reach without a lock and which hsa_amd_memory_lock
- *    refuses (ROCr locks host memory only); the CPU can read it, which
- *    a GPU's VRAM need not allow: the backend must not rely on that;
+ *    refuses (ROCr locks host memory only). The pointer given out is a
+ *    PROT_NONE mapping (VRAM need not be host-visible): a CPU access by
+ *    the runtime is a SIGSEGV, so the tests prove the CPU never touches
+ *    device memory; the engines, the async copies and hsa_memory_copy
+ *    use a second read-write mapping (HSA_MODEL_DEVICE_CPU_ACCESS=1: one
+ *    read-write mapping, as on large-BAR systems);
  *  - IPC of device memory between processes (hsa_amd_ipc_memory_create,
  *    _attach, _detach). This is how the MODEL does it, not how ROCr does
  *    (ROCr exports a dmabuf/KFD handle): the handle carries the owner's
@@ -177,6 +181,7 @@ typedef struct dmem {
     int fd;       /* the memfd (owner) or -1 */
     int attached; /* mapped by hsa_amd_ipc_memory_attach */
     int system;   /* from the system pool (host memory, GPU-visible) */
+    uintptr_t shadow; /* the engines' mapping of the same bytes (below) */
 } dmem_t;
 #define DMEM_MAX 1024
 static dmem_t dmems[DMEM_MAX];
@@ -189,6 +194,26 @@ static dmem_t *dmem_of(uint64_t p, uint64_t n)
             p + n <= dmems[i].base + dmems[i].len && p + n >= p)
             return &dmems[i];
     return NULL;
+}
+
+/* Where the engines touch address a: device memory is given out as a
+ * mapping the CPU may not touch (PROT_NONE, as VRAM need not be
+ * host-visible: a CPU access to it is a bug the model catches with
+ * SIGSEGV) and reached by the engines through a second, read-write
+ * mapping of the same memfd. HSA_MODEL_DEVICE_CPU_ACCESS=1 gives out the
+ * read-write mapping instead (large-BAR or APU systems). */
+static void *eng(uint64_t a)
+{
+    uintptr_t r = (uintptr_t)a;
+    pthread_rwlock_rdlock(&reg_lock);
+    for (size_t i = 0; i < DMEM_MAX; i++)
+        if (dmems[i].len && dmems[i].shadow &&
+            a - dmems[i].base < dmems[i].len) {
+            r = dmems[i].shadow + (uintptr_t)(a - dmems[i].base);
+            break;
+        }
+    pthread_rwlock_unlock(&reg_lock);
+    return (void *)r;
 }
 
 /* 1 when [p, p + n) lies in locked memory or device memory. */
@@ -528,7 +553,7 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
                   (unsigned long long)n);
             return 0;
         }
-        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+        memmove(eng(dst), eng(src), n);
         return 1;
     }
     case DSM_SDMA_OP_FENCE: {
@@ -544,7 +569,7 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
             return 0;
         }
         /* After every earlier packet: this thread ran them in order. */
-        __atomic_store_n((uint32_t *)(uintptr_t)a, dw(q, pos, 3),
+        __atomic_store_n((uint32_t *)eng(a), dw(q, pos, 3),
                          __ATOMIC_RELEASE);
         return 1;
     }
@@ -571,7 +596,7 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
             return 0;
         }
         for (;;) {
-            uint32_t v = __atomic_load_n((uint32_t *)(uintptr_t)a,
+            uint32_t v = __atomic_load_n((uint32_t *)eng(a),
                                          __ATOMIC_ACQUIRE);
             int r = compare(func, v & mask, ref);
             if (r < 0) {
@@ -621,7 +646,7 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
                   (unsigned long long)a);
             return 0;
         }
-        __atomic_fetch_add((uint64_t *)(uintptr_t)a, src, __ATOMIC_ACQ_REL);
+        __atomic_fetch_add((uint64_t *)eng(a), src, __ATOMIC_ACQ_REL);
         return 1;
     }
     default:
@@ -872,7 +897,7 @@ static void *copier_main(void *arg)
         for (uint32_t i = 0; i < j->ndeps; i++)
             while (hsa_signal_load_scacquire(j->deps[i]) > 0)
                 sched_yield();
-        memmove(j->dst, j->src, j->n);
+        memmove(eng((uintptr_t)j->dst), eng((uintptr_t)j->src), j->n);
         pthread_mutex_lock(&job_lock);
         job_head = j->next;
         if (!job_head)
@@ -1032,6 +1057,7 @@ static dmem_t *dmem_new(void *p, size_t len, int fd, int attached,
             dmems[i].fd = fd;
             dmems[i].attached = attached;
             dmems[i].system = system;
+            dmems[i].shadow = 0;
             dmems[i].len = len;
             return &dmems[i];
         }
@@ -1046,11 +1072,39 @@ static dmem_t *dmem_at(void *p)
     return NULL;
 }
 
+/* The CPU's view of size bytes of fd (PROT_NONE unless
+ * HSA_MODEL_DEVICE_CPU_ACCESS=1) and, in *shadow, the engines' read-write
+ * one (0 when they are the same mapping). MAP_FAILED on failure. */
+static void *map_device(int fd, size_t size, uintptr_t *shadow)
+{
+    const char *e = getenv("HSA_MODEL_DEVICE_CPU_ACCESS");
+    void *rw = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p;
+    *shadow = 0;
+    if (rw == MAP_FAILED || (e && *e == '1'))
+        return rw;
+    p = mmap(NULL, size, PROT_NONE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(rw, size);
+        return MAP_FAILED;
+    }
+    *shadow = (uintptr_t)rw;
+    return p;
+}
+
+static void unmap_device(void *p, size_t size, uintptr_t shadow)
+{
+    munmap(p, size);
+    if (shadow)
+        munmap((void *)shadow, size);
+}
+
 API hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool,
                                               size_t size, uint32_t flags,
                                               void **ptr)
 {
     void *p;
+    uintptr_t shadow = 0;
     int fd = -1;
     (void)flags;
     if (!inits)
@@ -1071,7 +1125,7 @@ API hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool,
                 close(fd);
             return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
         }
-        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        p = map_device(fd, size, &shadow);
     }
     if (p == MAP_FAILED) {
         if (fd >= 0)
@@ -1080,9 +1134,11 @@ API hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool,
     }
     pthread_rwlock_wrlock(&reg_lock);
     dmem_t *d = dmem_new(p, size, fd, 0, pool.handle == POOL_SYSTEM);
+    if (d)
+        d->shadow = shadow;
     pthread_rwlock_unlock(&reg_lock);
     if (!d) {
-        munmap(p, size);
+        unmap_device(p, size, shadow);
         if (fd >= 0)
             close(fd);
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
@@ -1099,7 +1155,7 @@ API hsa_status_t hsa_amd_memory_pool_free(void *ptr)
         pthread_rwlock_unlock(&reg_lock);
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    munmap(ptr, d->len);
+    unmap_device(ptr, d->len, d->shadow);
     if (d->fd >= 0)
         close(d->fd);
     d->len = 0;
@@ -1171,15 +1227,18 @@ API hsa_status_t hsa_amd_ipc_memory_attach(const hsa_amd_ipc_memory_t *h,
                 strerror(errno));
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    uintptr_t shadow;
+    void *p = map_device(fd, len, &shadow);
     close(fd);
     if (p == MAP_FAILED)
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     pthread_rwlock_wrlock(&reg_lock);
     dmem_t *d = dmem_new(p, len, -1, 1, 0);
+    if (d)
+        d->shadow = shadow;
     pthread_rwlock_unlock(&reg_lock);
     if (!d) {
-        munmap(p, len);
+        unmap_device(p, len, shadow);
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     }
     *mapped = p;
@@ -1194,7 +1253,7 @@ API hsa_status_t hsa_amd_ipc_memory_detach(void *mapped)
         pthread_rwlock_unlock(&reg_lock);
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    munmap(mapped, d->len);
+    unmap_device(mapped, d->len, d->shadow);
     d->len = 0;
     pthread_rwlock_unlock(&reg_lock);
     return HSA_STATUS_SUCCESS;
@@ -1206,7 +1265,7 @@ API hsa_status_t hsa_memory_copy(void *dst, const void *src, size_t n)
         return HSA_STATUS_ERROR_NOT_INITIALIZED;
     if (!dst || !src)
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-    memmove(dst, src, n);
+    memmove(eng((uintptr_t)dst), eng((uintptr_t)src), n);
     return HSA_STATUS_SUCCESS;
 }
 

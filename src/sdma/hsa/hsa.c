@@ -865,6 +865,38 @@ static int async_copy(hsaq_t *hq, void *dst, const void *src, size_t n,
     return 1;
 }
 
+/* The fallback runs WAIT, SIGNAL and SIGNAL_ADD on the host. A word in
+ * device memory (the device heap's synchronisation words under
+ * SHMEM_PERSISTENT_SYNC=hready|dev) is read and written with
+ * hsa_memory_copy, never by this CPU: VRAM need not be host-visible (the
+ * engine model maps it PROT_NONE). SIGNAL_ADD is then a read and a
+ * write, not atomic against another writer of that word. */
+static int exec_host(const dsm_cmd_t *c)
+{
+    uint64_t v;
+    uintptr_t b;
+    size_t n;
+
+    if ((c->op != DSM_CMD_WAIT && c->op != DSM_CMD_SIGNAL &&
+         c->op != DSM_CMD_SIGNAL_ADD) ||
+        (!devmem_find(c->u.sig.word) &&
+         !devptr_range(c->u.sig.word, &b, &n)))
+        return dsm_sdma_exec_cpu(c);
+    if (c->op != DSM_CMD_SIGNAL &&
+        g.api.memory_copy(&v, c->u.sig.word, sizeof(v)) != HSA_STATUS_SUCCESS)
+        goto fail;
+    if (c->op == DSM_CMD_WAIT)
+        return v >= c->u.sig.value;
+    v = c->op == DSM_CMD_SIGNAL ? c->u.sig.value : v + c->u.sig.value;
+    if (g.api.memory_copy(c->u.sig.word, &v, sizeof(v)) != HSA_STATUS_SUCCESS)
+        goto fail;
+    return 1;
+fail:
+    dsm_log_error("hsa backend: hsa_memory_copy of a device word at %p "
+                  "failed", (void *)c->u.sig.word);
+    abort();
+}
+
 static void pump_async(dsm_sdma_queue_t *q)
 {
     hsaq_t *hq = q->priv;
@@ -937,7 +969,7 @@ static void pump_async(dsm_sdma_queue_t *q)
         } else {
             /* WAIT, SIGNAL, SIGNAL_ADD (and copies the engine cannot
              * reach): on the host, after the copies before them. */
-            if (hq->ahead != hq->atail || !dsm_sdma_exec_cpu(c))
+            if (hq->ahead != hq->atail || !exec_host(c))
                 break;
             if (cmd_is_copy(c))
                 hq->fallbacks++;
