@@ -21,7 +21,9 @@
  * With argument "none": the device heap is expected to be refused
  * (shmem_malloc_with_hints returns NULL; the script checks the line).
  * With "stream": an on-stream routine, which the hsa backend refuses
- * (the job fails with one line).
+ * (the job fails with one line). With amo, wait, test, signal_add,
+ * signal_fetch, put_signal: that CPU-side routine on a device-heap word
+ * (one line, the job fails); iput: a strided put and get (they work).
  */
 #define MP_ALARM_S 120
 #include "test/mp/mp.h"
@@ -110,6 +112,50 @@ int main(int argc, char **argv)
         void *p = shmem_malloc_with_hints(4096, SHMEMX_MALLOC_DEVICE);
         CHECK(p == NULL, "no device heap expected");
         CHECK(shmemx_malloc_device(4096) == NULL, "no device heap expected");
+        shmem_finalize();
+        return 0;
+    }
+
+    if (argc > 1 && strncmp(argv[1], "--", 2) && strcmp(argv[1], "none") &&
+        strcmp(argv[1], "stream")) {
+        /* CPU-side routines on a device-heap word (as test/gpu/
+         * gpu_devword.c on cuda): the strided put/get works through the
+         * engines, the others end the job with one line (the CPU cannot
+         * operate on GPU memory; over the model that memory is PROT_NONE,
+         * so a CPU access would be a SIGSEGV instead). */
+        const char *mode = argv[1];
+        const int peer = (me + 1) % n;
+        uint64_t *dw = shmemx_malloc_device(64 * sizeof(uint64_t));
+        uint64_t *hsig = shmem_malloc(sizeof(uint64_t));
+        uint64_t v[64], back[32];
+        CHECK(dw && hsig, "allocations");
+        for (int i = 0; i < 64; i++)
+            v[i] = (uint64_t)me * 1000 + (uint64_t)i;
+        shmem_barrier_all();
+        if (!strcmp(mode, "amo"))
+            shmem_uint64_atomic_add(dw, 1, peer);
+        else if (!strcmp(mode, "wait"))
+            shmem_uint64_wait_until(dw, SHMEM_CMP_EQ, 1);
+        else if (!strcmp(mode, "test"))
+            (void)shmem_uint64_test(dw, SHMEM_CMP_EQ, 1);
+        else if (!strcmp(mode, "signal_add"))
+            shmem_signal_add(dw, 1, peer);
+        else if (!strcmp(mode, "signal_fetch"))
+            (void)shmem_signal_fetch(dw);
+        else if (!strcmp(mode, "put_signal"))
+            shmem_putmem_signal(hsig, v, 8, dw, 1, SHMEM_SIGNAL_SET, peer);
+        else if (!strcmp(mode, "iput")) {
+            const int from = (me + n - 1) % n;
+            shmem_uint64_iput(dw, v, 2, 1, 32, peer);
+            shmem_quiet();
+            shmem_barrier_all();
+            shmem_uint64_iget(back, dw, 1, 2, 32, me);
+            for (int i = 0; i < 32; i++)
+                CHECK(back[i] == (uint64_t)from * 1000 + (uint64_t)i,
+                      "iput/iget element %d", i);
+        } else
+            MP_FAIL("unknown mode %s", mode);
+        shmem_barrier_all();
         shmem_finalize();
         return 0;
     }

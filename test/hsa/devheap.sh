@@ -23,7 +23,10 @@
 #  7. the persistent fcollect's exchange through device words
 #     (SHMEM_PERSISTENT_SYNC=dev, hready), on SDMA queues and on the
 #     async-copy fallback, whose host-run WAIT/SIGNAL must reach device
-#     words with hsa_memory_copy.
+#     words with hsa_memory_copy;
+#  8. CPU-side routines on device-heap words (AMO, wait, test, signal
+#     add/fetch, put_signal) end the job with one line, strided put/get
+#     works (test/gpu/gpu_devword.sh on cuda).
 # The model gives device memory out as a PROT_NONE mapping: a CPU access
 # to it anywhere in the runtime kills the PE with SIGSEGV.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
@@ -77,6 +80,16 @@ for sync in dev hready; do
             --timeout 180 "$PROG" "$MARK"
         expect_rc 0 "device heap, SHMEM_PERSISTENT_SYNC=$sync ${q:-(SDMA queues)}"
     done
+done
+
+# --- 8
+run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" iput "$MARK"
+expect_rc 0 "strided put/get on the device heap"
+for mode in amo wait test signal_add signal_fetch put_signal; do
+    run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" "$mode" "$MARK"
+    expect_fail "$mode on a device-heap word"
+    expect_err "on the device heap (GPU memory): the CPU cannot operate on it" \
+        "$mode: the one-line refusal"
 done
 
 # --- 6
