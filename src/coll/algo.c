@@ -6,6 +6,7 @@
  * SHMEM_FCOLLECT_PCPY_MIN and SHMEM_ALLTOALL_PCPY_MIN move them.
  */
 #include "coll/chain.h"
+#include "rma.h"
 
 #include <sched.h>
 #include <string.h>
@@ -132,6 +133,26 @@ dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
 int dsm_coll_host(const void *dest, const void *src)
 {
     return !dsm_mem_device_heap(dest) && !dsm_mem_device_heap(src);
+}
+
+void dsm_coll_self_copy(char *dst, const char *src, size_t len, size_t count,
+                        ptrdiff_t dstr, ptrdiff_t sstr, const char *routine)
+{
+    const int host = dsm_coll_host(dst, src);
+    if (!len || (count == 1 && dst == src))
+        return;
+    if (host && count == 1) {
+        memmove(dst, src, len);
+        return;
+    }
+    for (size_t k = 0; k < count; k++) {
+        char *d = dst + (ptrdiff_t)k * dstr;
+        const char *s = src + (ptrdiff_t)k * sstr;
+        if (host)
+            memcpy(d, s, len);
+        else
+            dsm_rma_get(SHMEM_CTX_DEFAULT, d, s, len, dsm_rt.me, routine);
+    }
 }
 
 dsm_algo_t dsm_coll_algo_team(dsm_team_t *t, dsm_coll_kind_t kind,

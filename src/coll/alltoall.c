@@ -58,11 +58,7 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
         algo = dsm_coll_algo(DSM_COLL_A2A, len, n, dsm_coll_host(dest, src));
     }
     if (n == 1) {
-        dsm_part_t x = {.src = src, .dst = dest, .len = len, .count = count,
-                        .sstr = sstr, .dstr = dstr};
-        for (size_t k = 0; k < x.count; k++)
-            memcpy(x.dst + (ptrdiff_t)k * x.dstr,
-                   x.src + (ptrdiff_t)k * x.sstr, x.len);
+        dsm_coll_self_copy(dest, src, len, count, dstr, sstr, routine);
         return;
     }
     pthread_mutex_lock(&t->lock);

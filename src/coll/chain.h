@@ -211,4 +211,10 @@ typedef struct dsm_coll_tune {
 extern dsm_coll_tune_t dsm_coll_tune;
 void dsm_coll_tune_init(void);
 
+/* A team of one copies its own block: by the CPU for host memory, by
+ * engine (a get from itself) where either side is GPU memory, which the
+ * CPU may not touch. count blocks of len bytes, strides in bytes. */
+void dsm_coll_self_copy(char *dst, const char *src, size_t len, size_t count,
+                        ptrdiff_t dstr, ptrdiff_t sstr, const char *routine);
+
 #endif /* DSM_COLL_CHAIN_H */

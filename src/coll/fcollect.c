@@ -46,8 +46,7 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
     dsm_rt_check_alloc(fc_routine, "dest", dest, nbytes * (size_t)n);
     dsm_rt_check_alloc(fc_routine, "source", src, nbytes);
     if (n == 1) {
-        if (mine != src)
-            memmove(mine, src, nbytes);
+        dsm_coll_self_copy(mine, src, nbytes, 1, 0, 0, fc_routine);
         return;
     }
     pthread_mutex_lock(&t->lock);
@@ -96,8 +95,7 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
     dsm_rt_check_alloc(co_routine, "source", src, nbytes);
     if (n == 1) {
         dsm_rt_check_alloc(co_routine, "dest", dest, nbytes);
-        if (nbytes && dest != src)
-            memmove(dest, src, nbytes);
+        dsm_coll_self_copy(dest, src, nbytes, 1, 0, 0, co_routine);
         return;
     }
     pthread_mutex_lock(&t->lock);

@@ -236,11 +236,16 @@ static size_t pull_min(void)
     return (size_t)dsm_env.coll_pull_min;
 }
 
-/* Start instance k: my trigger, then (HREADY/HOST) my ready value into
- * every peer's host word for me, which its engines wait for. */
+/* Start instance k: (HREADY/HOST) my ready value into every peer's host
+ * word for me, which its engines wait for, then my trigger. In that
+ * order: under HOST my chain's arrival SIGNAL goes into the same word,
+ * and with the trigger first my engine could deliver the arrival (the
+ * peer's ready already there) before this CPU stored the smaller ready,
+ * which would then overwrite it and leave the peer waiting for ever
+ * (seen with the hsa backend over the engine model, whose engine thread
+ * starts within microseconds). */
 static void fire(struct dsm_coll_req *r, uint64_t k)
 {
-    dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
     if (r->plan.dsync == DSM_DSYNC_HREADY || r->plan.dsync == DSM_DSYNC_HOST) {
         const dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
         for (int i = 0; i < r->plan.np; i++)
@@ -248,6 +253,7 @@ static void fire(struct dsm_coll_req *r, uint64_t k)
                 dsm_team_peer_sig(r->t, DSM_CHAN_DMA, r->plan.peer[i].m),
                 in->rdy[i], __ATOMIC_RELEASE);
     }
+    dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
 }
 
 static int req_init(shmem_team_t team, void *dest, const void *source,
@@ -422,8 +428,9 @@ static struct dsm_coll_req *req_check(shmemx_req_t req, const char *routine)
 
 static void local_run(struct dsm_coll_req *r)
 {
-    if (r->plan.local.len)
-        memmove(r->plan.local.dst, r->plan.local.src, r->plan.local.len);
+    /* GPU buffers by engine (dsm_coll_self_copy), never by this CPU. */
+    dsm_coll_self_copy(r->plan.local.dst, r->plan.local.src,
+                       r->plan.local.len, 1, 0, 0, "shmemx_req_start");
 }
 
 static void wait_started(struct dsm_coll_req *r)

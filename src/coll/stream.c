@@ -130,7 +130,7 @@ static void stream_copies(const char *routine, const dsm_sdma_gpu_ops_t *g,
 int pshmemx_barrier_on_stream(shmem_team_t team, void *stream)
 {
     const char *routine = "shmemx_barrier_on_stream";
-    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_stream(routine);
     dsm_team_t *t = dsm_team_check(team, routine);
     stream_phase(routine, g, t, 0, stream);
     stream_phase(routine, g, t, 1, stream);
@@ -142,7 +142,7 @@ static void stream_coll(const char *routine, shmem_team_t team, void *dest,
                         const void *source, size_t nbytes, int a2a,
                         void *stream)
 {
-    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_stream(routine);
     dsm_team_t *t = dsm_team_check(team, routine);
     if (!nbytes)
         return;

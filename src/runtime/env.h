@@ -43,8 +43,8 @@
     X(SHMEM_SDMA_STATS, BOOL, sdma_stats, "0",                                 \
       "print per-PE command, batch and phase time counters at finalize")      \
     X(SHMEM_DEVICE_HEAP_SIZE, SIZE, device_heap_size, "1G",                    \
-      "bytes of symmetric heap in GPU memory per PE (cuda backend; "          \
-      "shmemx_malloc_device); 0 = none")                                      \
+      "bytes of symmetric heap in GPU memory per PE (cuda and hsa "           \
+      "backends; shmemx_malloc_device); 0 = none")                            \
     X(SHMEM_CUDA_DEVICE, INT, cuda_device, "-1",                               \
       "GPU of this PE (cuda backend); -1 = the GPU nearest to its cores "     \
       "(PCI locality), balanced among the node's PEs")                        \

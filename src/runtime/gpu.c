@@ -71,6 +71,73 @@ typedef struct dev_info {
     int32_t has;
 } dev_info_t;
 
+/* Why the open GPU backend gave no device heap (heap_create_handle
+ * refused), for shmem_malloc_with_hints' line; empty otherwise. */
+static char dev_heap_why[256];
+
+const char *dsm_rt_device_heap_why(void)
+{
+    return dev_heap_why[0] ? dev_heap_why : NULL;
+}
+
+/* Create this PE's device heap and publish what local peers need to map
+ * it: an fd (passed with SCM_RIGHTS, cuda) or an opaque handle blob (put
+ * in the key-value store, hsa). *has = 0 when the backend refused with
+ * DSM_ERR_UNSUPPORTED (no device heap on this GPU; why kept). */
+static dsm_status_t device_heap_publish(const dsm_sdma_gpu_ops_t *g,
+                                        size_t *size, void **base, int *has)
+{
+    const dsm_boot_ops_t *b = dsm_rt.boot_ops;
+    dsm_status_t st;
+
+    *has = 0;
+    if (g->heap_create_handle) {
+        unsigned char h[DSM_SDMA_HEAP_HANDLE_MAX];
+        size_t hlen = sizeof(h);
+        st = g->heap_create_handle(size, h, &hlen, base, dev_heap_why,
+                                   sizeof(dev_heap_why));
+        if (st == DSM_ERR_UNSUPPORTED) {
+            dsm_debug("init: no device heap: %s", dev_heap_why);
+            return DSM_OK;
+        }
+        dev_heap_why[0] = '\0';
+        if (st != DSM_OK)
+            return st;
+        *has = 1;
+        return b->put("seg.device.h", h, hlen);
+    }
+    int fd = -1;
+    st = g->heap_create(size, &fd, base);
+    if (st != DSM_OK)
+        return st;
+    *has = 1;
+    st = b->put_fd("seg.device", fd);
+    close(fd); /* the bootstrap keeps its own duplicate */
+    return st;
+}
+
+/* Map local peer pe's device heap (published by device_heap_publish). */
+static dsm_status_t device_heap_import(const dsm_sdma_gpu_ops_t *g, int pe,
+                                       size_t size, void **base)
+{
+    const dsm_boot_ops_t *b = dsm_rt.boot_ops;
+    dsm_status_t st;
+
+    if (g->heap_create_handle) {
+        unsigned char h[DSM_SDMA_HEAP_HANDLE_MAX];
+        size_t hlen = sizeof(h);
+        if ((st = b->get(pe, "seg.device.h", h, &hlen)) != DSM_OK)
+            return st;
+        return g->heap_import_handle(h, hlen, size, base);
+    }
+    int pfd;
+    if ((st = b->get_fd(pe, "seg.device", &pfd)) != DSM_OK)
+        return st;
+    st = g->heap_import(pfd, size, base);
+    close(pfd);
+    return st;
+}
+
 static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
 {
     const dsm_boot_ops_t *b = dsm_rt.boot_ops;
@@ -78,8 +145,8 @@ static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
     size_t size = (size_t)dsm_env.device_heap_size;
     dev_info_t mine = {0}, theirs;
     dsm_status_t st;
-    int fd = -1;
-    void *base;
+    void *base = NULL;
+    int has;
 
     s->peer = calloc((size_t)dsm_rt.npes, sizeof(char *));
     if (!s->peer)
@@ -87,26 +154,27 @@ static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
     s->fd = -1;
     s->kind = DSM_SEG_DEVICE;
     s->name = "device";
-    st = g->heap_create(&size, &fd, &base);
-    if (st != DSM_OK)
+    if ((st = device_heap_publish(g, &size, &base, &has)) != DSM_OK)
         return st;
-    mine.size = size;
+    mine.size = has ? size : 0;
     mine.node_id = dsm_rt.boot.node_id;
-    mine.has = 1;
+    mine.has = has;
+    /* Every PE publishes, with or without a heap, so that none waits for
+     * a key that never comes. */
     if ((st = b->put("devinfo", &mine, sizeof(mine))) != DSM_OK ||
-        (st = b->put_fd("seg.device", fd)) != DSM_OK ||
-        (st = b->fence()) != DSM_OK) {
-        close(fd);
+        (st = b->fence()) != DSM_OK)
         return st;
+    if (!has) {
+        free(s->peer);
+        memset(s, 0, sizeof(*s));
+        return DSM_OK;
     }
-    close(fd); /* the bootstrap keeps its own duplicate */
     s->base = base;
     s->size = size;
     s->map_size = size;
     s->peer[dsm_rt.me] = base;
     for (int pe = 0; pe < dsm_rt.npes; pe++) {
         size_t len = sizeof(theirs);
-        int pfd;
         if (pe == dsm_rt.me)
             continue;
         if ((st = b->get(pe, "devinfo", &theirs, &len)) != DSM_OK)
@@ -116,16 +184,13 @@ static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
         if (theirs.size != mine.size) {
             dsm_log_error("shmem_init: PE %d has a %llu-byte device heap, "
                           "this PE %llu: SHMEM_DEVICE_HEAP_SIZE must be the "
-                          "same on every PE", pe,
+                          "same on every PE%s", pe,
                           (unsigned long long)theirs.size,
-                          (unsigned long long)mine.size);
+                          (unsigned long long)mine.size,
+                          theirs.has ? "" : " (that PE's GPU gave none)");
             return DSM_ERR_INVAL;
         }
-        if ((st = b->get_fd(pe, "seg.device", &pfd)) != DSM_OK)
-            return st;
-        st = g->heap_import(pfd, size, &base);
-        close(pfd);
-        if (st != DSM_OK)
+        if ((st = device_heap_import(g, pe, size, &base)) != DSM_OK)
             return st;
         s->peer[pe] = base;
     }
@@ -179,7 +244,7 @@ dsm_status_t dsm_rt_device_init(void)
     if (!dsm_env.device_heap_size)
         return DSM_OK;
     dsm_status_t st = device_heap_init(g);
-    if (st != DSM_OK)
+    if (st != DSM_OK || !dev_heap_ready)
         return st;
     dsm_debug("init: device heap of %zu bytes on GPU %d (%s)",
               dsm_rt.segs[DSM_SEG_DEVICE].size, g->device(), g->name);
@@ -337,11 +402,22 @@ const dsm_sdma_gpu_ops_t *dsm_rt_need_gpu(const char *routine)
     return g;
 }
 
+const dsm_sdma_gpu_ops_t *dsm_rt_need_stream(const char *routine)
+{
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    /* The hsa backend has a GPU (a device heap) but no streams. */
+    if (DSM_UNLIKELY(!g->memcpy_on_stream))
+        dsm_rt_fatal(routine, "the on-stream routines need the cuda "
+                     "backend (this PE runs '%s', which has no stream "
+                     "operations)", dsm_sdma_backend_name(dsm_rt.sdma));
+    return g;
+}
+
 void pshmemx_putmem_on_stream(void *dest, const void *source, size_t nelems,
                               int pe, void *stream)
 {
     const char *routine = "shmemx_putmem_on_stream";
-    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_stream(routine);
     DSM_CHECK_PE(routine, pe);
     if (!nelems)
         return;
@@ -354,7 +430,7 @@ void pshmemx_getmem_on_stream(void *dest, const void *source, size_t nelems,
                               int pe, void *stream)
 {
     const char *routine = "shmemx_getmem_on_stream";
-    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_stream(routine);
     DSM_CHECK_PE(routine, pe);
     if (!nelems)
         return;
@@ -369,7 +445,7 @@ void pshmemx_putmem_signal_on_stream(void *dest, const void *source,
                                      void *stream)
 {
     const char *routine = "shmemx_putmem_signal_on_stream";
-    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_stream(routine);
     DSM_CHECK_PE(routine, pe);
     if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
         dsm_rt_fatal(routine, "invalid sig_op %d", sig_op);
@@ -392,7 +468,7 @@ void pshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp,
                                          uint64_t cmp_value, void *stream)
 {
     const char *routine = "shmemx_signal_wait_until_on_stream";
-    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_stream(routine);
     uint64_t *w = (uint64_t *)(void *)dsm_rt_xlate(routine, sig_addr,
                                                   sizeof(uint64_t), dsm_rt.me);
     int eq;
@@ -421,7 +497,7 @@ DSM_WEAKX(signal_wait_until_on_stream)
 void pshmemx_quiet_on_stream(void *stream)
 {
     const char *routine = "shmemx_quiet_on_stream";
-    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(routine);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_stream(routine);
     /* On-stream operations are ordered by the stream itself; what remains
      * is what went through the engines' queues (put_nbi and friends). */
     dsm_rt_stream_check(routine, g->quiet_on_stream(dsm_rt.sdma, stream));

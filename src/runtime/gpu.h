@@ -15,6 +15,9 @@
 /* The open backend's GPU memory, or the job fails naming routine (on-stream
  * routines without a GPU backend). */
 const dsm_sdma_gpu_ops_t *dsm_rt_need_gpu(const char *routine);
+/* The same, and the backend has stream operations (the on-stream
+ * routines; cuda has them, hsa not). */
+const dsm_sdma_gpu_ops_t *dsm_rt_need_stream(const char *routine);
 /* Fails the job naming routine when an on-stream operation failed. */
 void dsm_rt_stream_check(const char *routine, dsm_status_t st);
 

@@ -220,9 +220,12 @@ void *pshmem_malloc_with_hints(size_t size, long hints)
             (dsm_env.malloc_warn &&
              !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)))
             dsm_log_error("%s: SHMEMX_MALLOC_DEVICE: no device heap (sdma "
-                          "backend %s; SHMEM_DEVICE_HEAP_SIZE=%llu); returns "
-                          "NULL", routine,
+                          "backend %s%s%s; SHMEM_DEVICE_HEAP_SIZE=%llu); "
+                          "returns NULL", routine,
                           dsm_sdma_backend_name(dsm_rt.sdma),
+                          dsm_rt_device_heap_why() ? ": " : "",
+                          dsm_rt_device_heap_why() ? dsm_rt_device_heap_why()
+                                                   : "",
                           (unsigned long long)dsm_env.device_heap_size);
         agree(0, routine);
         return NULL;

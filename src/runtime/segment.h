@@ -85,6 +85,8 @@ void dsm_rt_device_seg_fini(dsm_seg_t *s);
 void dsm_rt_device_fini(void);
 /* The device heap's allocator, or NULL when there is no device heap. */
 struct dsm_heap *dsm_rt_device_heap(void);
+/* Why the GPU backend gave no device heap (one line), or NULL. */
+const char *dsm_rt_device_heap_why(void);
 /* 1 when p (not symmetric) is GPU memory, e.g. a cudaMalloc'ed buffer. */
 int dsm_rt_private_device(const void *p);
 /* After the init barrier (every local PE's GPU is published): local PEs

@@ -252,6 +252,9 @@ typedef struct dsm_sdma_devfifo {
     uint64_t consumed; /* GPU address of the count of slots taken */
 } dsm_sdma_devfifo_t;
 
+/* The largest handle blob heap_create_handle may give (below). */
+#define DSM_SDMA_HEAP_HANDLE_MAX 64
+
 typedef struct dsm_sdma_gpu_ops {
     const char *name;
     int (*active)(void); /* the GPU side opened (device and driver found) */
@@ -267,9 +270,24 @@ typedef struct dsm_sdma_gpu_ops {
     dsm_status_t (*heap_create)(size_t *size, int *fd, void **base);
     dsm_status_t (*heap_import)(int fd, size_t size, void **base);
     void (*heap_unmap)(void *base);
+    /* ... or, where the driver shares memory by a handle rather than an
+     * fd (hsa: hsa_amd_ipc_memory_create), the same through an opaque
+     * blob of at most DSM_SDMA_HEAP_HANDLE_MAX bytes that the runtime
+     * exchanges over the bootstrap's put/get. A backend fills either
+     * pair; the runtime uses this one when heap_create_handle is set.
+     * heap_create_handle returns DSM_ERR_UNSUPPORTED, with why (one
+     * line), where the GPU cannot give a device heap at all; the job
+     * then runs without one. heap_unmap releases both kinds. */
+    dsm_status_t (*heap_create_handle)(size_t *size, void *handle,
+                                       size_t *handle_len, void **base,
+                                       char *why, size_t whylen);
+    dsm_status_t (*heap_import_handle)(const void *handle, size_t handle_len,
+                                       size_t size, void **base);
     int (*ptr_is_device)(const void *p);
     dsm_status_t (*copy_sync)(void *dst, const void *src, size_t n);
-    /* The on-stream operations (stream: the caller's stream handle). */
+    /* The on-stream operations (stream: the caller's stream handle).
+     * NULL where the backend has no streams (hsa): the on-stream routines
+     * then fail the job with one line (dsm_rt_need_stream). */
     dsm_status_t (*memcpy_on_stream)(void *dst, const void *src, size_t n,
                                      void *stream);
     dsm_status_t (*signal_on_stream)(uint64_t *word, uint64_t value, int add,

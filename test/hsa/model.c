@@ -8,6 +8,28 @@
  *  - agents: one CPU and HSA_MODEL_GPUS GPUs (default 1), KFD nodes 1..n;
  *  - memory: hsa_amd_memory_lock/unlock keep a table of ranges the
  *    engines may touch (the agent address is the host address);
+ *  - memory pools (hsa_amd_agent_iterate_memory_pools, _pool_get_info,
+ *    _pool_allocate, _pool_free): the CPU agent has one system pool
+ *    (global, fine-grained, kernarg), each GPU one device-local pool
+ *    (global, coarse-grained; none with HSA_MODEL_NO_DEVICE_POOL=1).
+ *    "Device memory" is host memory here: a memfd mapped shared, which
+ *    the engines reach without a lock and which hsa_amd_memory_lock
+ *    refuses (ROCr locks host memory only). The pointer given out is a
+ *    PROT_NONE mapping (VRAM need not be host-visible): a CPU access by
+ *    the runtime is a SIGSEGV, so the tests prove the CPU never touches
+ *    device memory; the engines, the async copies and hsa_memory_copy
+ *    use a second read-write mapping (HSA_MODEL_DEVICE_CPU_ACCESS=1: one
+ *    read-write mapping, as on large-BAR systems);
+ *  - IPC of device memory between processes (hsa_amd_ipc_memory_create,
+ *    _attach, _detach). This is how the MODEL does it, not how ROCr does
+ *    (ROCr exports a dmabuf/KFD handle): the handle carries the owner's
+ *    pid, the number of the memfd in the owner and the length; attach
+ *    takes the fd with pidfd_open + pidfd_getfd, or, where ptrace rules
+ *    forbid that, opens /proc/<pid>/fd/<n>, and maps it shared, so both
+ *    processes see the same bytes; the engines reach the mapping;
+ *  - hsa_memory_copy: a synchronous copy (memmove) between host and
+ *    device memory; hsa_amd_pointer_info: pool allocations (HSA, owned
+ *    by GPU 1 or the CPU), IPC mappings, locked ranges, else UNKNOWN;
  *  - queues: hsaKmtCreateQueue(HSA_QUEUE_SDMA or _SDMA_XGMI) on a ring in
  *    locked memory (256-byte aligned, power-of-two size) returns read and
  *    write pointers and a doorbell (64-bit byte offsets that only grow),
@@ -49,6 +71,7 @@
 #include <hsakmt.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -56,6 +79,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -149,11 +173,56 @@ static void fault(mqueue_t *q, const char *fmt, ...)
         abort();
 }
 
-/* 1 when [p, p + n) lies in locked memory. */
+/* Device memory: pool allocations of this process and peers' allocations
+ * attached through IPC (the pool section below). */
+typedef struct dmem {
+    uintptr_t base;
+    size_t len;   /* 0: a free slot */
+    int fd;       /* the memfd (owner) or -1 */
+    int attached; /* mapped by hsa_amd_ipc_memory_attach */
+    int system;   /* from the system pool (host memory, GPU-visible) */
+    uintptr_t shadow; /* the engines' mapping of the same bytes (below) */
+} dmem_t;
+#define DMEM_MAX 1024
+static dmem_t dmems[DMEM_MAX];
+
+/* The device allocation that holds [p, p + n), or NULL (reg_lock held). */
+static dmem_t *dmem_of(uint64_t p, uint64_t n)
+{
+    for (size_t i = 0; i < DMEM_MAX; i++)
+        if (dmems[i].len && p >= dmems[i].base &&
+            p + n <= dmems[i].base + dmems[i].len && p + n >= p)
+            return &dmems[i];
+    return NULL;
+}
+
+/* Where the engines touch address a: device memory is given out as a
+ * mapping the CPU may not touch (PROT_NONE, as VRAM need not be
+ * host-visible: a CPU access to it is a bug the model catches with
+ * SIGSEGV) and reached by the engines through a second, read-write
+ * mapping of the same memfd. HSA_MODEL_DEVICE_CPU_ACCESS=1 gives out the
+ * read-write mapping instead (large-BAR or APU systems). */
+static void *eng(uint64_t a)
+{
+    uintptr_t r = (uintptr_t)a;
+    pthread_rwlock_rdlock(&reg_lock);
+    for (size_t i = 0; i < DMEM_MAX; i++)
+        if (dmems[i].len && dmems[i].shadow &&
+            a - dmems[i].base < dmems[i].len) {
+            r = dmems[i].shadow + (uintptr_t)(a - dmems[i].base);
+            break;
+        }
+    pthread_rwlock_unlock(&reg_lock);
+    return (void *)r;
+}
+
+/* 1 when [p, p + n) lies in locked memory or device memory. */
 static int reachable(uint64_t p, uint64_t n)
 {
     int ok = 0;
     pthread_rwlock_rdlock(&reg_lock);
+    if (dmem_of(p, n))
+        ok = 1;
     for (size_t i = 0; i < nregs; i++)
         if (p >= regs[i].base && p + n <= regs[i].base + regs[i].len &&
             p + n >= p) {
@@ -259,6 +328,16 @@ API hsa_status_t hsa_amd_memory_lock(void *p, size_t size, hsa_agent_t *agents,
     if (!p || !size || !agent_ptr)
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     pthread_rwlock_wrlock(&reg_lock);
+    for (size_t i = 0; i < DMEM_MAX; i++)
+        if (dmems[i].len && !dmems[i].system &&
+            (uintptr_t)p < dmems[i].base + dmems[i].len &&
+            (uintptr_t)p + size > dmems[i].base) {
+            /* Locking is for host memory; device memory is the GPU's. */
+            pthread_rwlock_unlock(&reg_lock);
+            fprintf(stderr, "hsa model: hsa_amd_memory_lock of %p (%zu "
+                    "bytes): device memory cannot be locked\n", p, size);
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+        }
     if (nregs == capregs) {
         size_t c = capregs ? capregs * 2 : 64;
         range_t *r = realloc(regs, c * sizeof(*r));
@@ -474,7 +553,7 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
                   (unsigned long long)n);
             return 0;
         }
-        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+        memmove(eng(dst), eng(src), n);
         return 1;
     }
     case DSM_SDMA_OP_FENCE: {
@@ -490,7 +569,7 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
             return 0;
         }
         /* After every earlier packet: this thread ran them in order. */
-        __atomic_store_n((uint32_t *)(uintptr_t)a, dw(q, pos, 3),
+        __atomic_store_n((uint32_t *)eng(a), dw(q, pos, 3),
                          __ATOMIC_RELEASE);
         return 1;
     }
@@ -517,7 +596,7 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
             return 0;
         }
         for (;;) {
-            uint32_t v = __atomic_load_n((uint32_t *)(uintptr_t)a,
+            uint32_t v = __atomic_load_n((uint32_t *)eng(a),
                                          __ATOMIC_ACQUIRE);
             int r = compare(func, v & mask, ref);
             if (r < 0) {
@@ -567,7 +646,7 @@ static int execute(mqueue_t *q, uint64_t pos, uint32_t h)
                   (unsigned long long)a);
             return 0;
         }
-        __atomic_fetch_add((uint64_t *)(uintptr_t)a, src, __ATOMIC_ACQ_REL);
+        __atomic_fetch_add((uint64_t *)eng(a), src, __ATOMIC_ACQ_REL);
         return 1;
     }
     default:
@@ -818,7 +897,7 @@ static void *copier_main(void *arg)
         for (uint32_t i = 0; i < j->ndeps; i++)
             while (hsa_signal_load_scacquire(j->deps[i]) > 0)
                 sched_yield();
-        memmove(j->dst, j->src, j->n);
+        memmove(eng((uintptr_t)j->dst), eng((uintptr_t)j->src), j->n);
         pthread_mutex_lock(&job_lock);
         job_head = j->next;
         if (!job_head)
@@ -893,5 +972,348 @@ API hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t da,
     job_tail = j;
     pthread_cond_signal(&job_cond);
     pthread_mutex_unlock(&job_lock);
+    return HSA_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------ memory pools */
+
+/* Pool handles: 0x100 = the system pool (CPU agent), 0x200 + k = GPU
+ * agent k + 2's device-local pool. */
+#define POOL_SYSTEM 0x100u
+#define POOL_DEVICE 0x200u
+#define POOL_GRANULE 4096u
+
+static int no_device_pool(void)
+{
+    const char *e = getenv("HSA_MODEL_NO_DEVICE_POOL");
+    return e && *e == '1';
+}
+
+static int pool_valid(hsa_amd_memory_pool_t p)
+{
+    return p.handle == POOL_SYSTEM ||
+           (!no_device_pool() && p.handle >= POOL_DEVICE + 2 &&
+            p.handle <= POOL_DEVICE + 1 + (uint64_t)ngpus);
+}
+
+API hsa_status_t hsa_amd_agent_iterate_memory_pools(
+    hsa_agent_t a, hsa_status_t (*cb)(hsa_amd_memory_pool_t, void *),
+    void *data)
+{
+    hsa_amd_memory_pool_t p;
+    hsa_status_t st;
+    if (!inits)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (a.handle < 1 || a.handle > (uint64_t)ngpus + 1)
+        return HSA_STATUS_ERROR_INVALID_AGENT;
+    if (a.handle > 1 && no_device_pool())
+        return HSA_STATUS_SUCCESS;
+    p.handle = a.handle == 1 ? POOL_SYSTEM : POOL_DEVICE + a.handle;
+    st = cb(p, data);
+    return st == HSA_STATUS_INFO_BREAK ? HSA_STATUS_SUCCESS : st;
+}
+
+API hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t p,
+                                              hsa_amd_memory_pool_info_t what,
+                                              void *out)
+{
+    if (!inits)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (!pool_valid(p))
+        return (hsa_status_t)HSA_STATUS_ERROR_INVALID_MEMORY_POOL;
+    switch ((int)what) {
+    case HSA_AMD_MEMORY_POOL_INFO_SEGMENT:
+        *(hsa_amd_segment_t *)out = HSA_AMD_SEGMENT_GLOBAL;
+        return HSA_STATUS_SUCCESS;
+    case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS:
+        *(uint32_t *)out =
+            p.handle == POOL_SYSTEM
+                ? HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED |
+                      HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+                : HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+        return HSA_STATUS_SUCCESS;
+    case HSA_AMD_MEMORY_POOL_INFO_SIZE:
+        *(size_t *)out = (size_t)64 << 30;
+        return HSA_STATUS_SUCCESS;
+    case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED:
+        *(bool *)out = true;
+        return HSA_STATUS_SUCCESS;
+    case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE:
+    case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT:
+        *(size_t *)out = POOL_GRANULE;
+        return HSA_STATUS_SUCCESS;
+    default:
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+}
+
+/* A free slot of the device-memory table, filled (reg_lock held). */
+static dmem_t *dmem_new(void *p, size_t len, int fd, int attached,
+                        int system)
+{
+    for (size_t i = 0; i < DMEM_MAX; i++)
+        if (!dmems[i].len) {
+            dmems[i].base = (uintptr_t)p;
+            dmems[i].fd = fd;
+            dmems[i].attached = attached;
+            dmems[i].system = system;
+            dmems[i].shadow = 0;
+            dmems[i].len = len;
+            return &dmems[i];
+        }
+    return NULL;
+}
+
+static dmem_t *dmem_at(void *p)
+{
+    for (size_t i = 0; i < DMEM_MAX; i++)
+        if (dmems[i].len && dmems[i].base == (uintptr_t)p)
+            return &dmems[i];
+    return NULL;
+}
+
+/* The CPU's view of size bytes of fd (PROT_NONE unless
+ * HSA_MODEL_DEVICE_CPU_ACCESS=1) and, in *shadow, the engines' read-write
+ * one (0 when they are the same mapping). MAP_FAILED on failure. */
+static void *map_device(int fd, size_t size, uintptr_t *shadow)
+{
+    const char *e = getenv("HSA_MODEL_DEVICE_CPU_ACCESS");
+    void *rw = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p;
+    *shadow = 0;
+    if (rw == MAP_FAILED || (e && *e == '1'))
+        return rw;
+    p = mmap(NULL, size, PROT_NONE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(rw, size);
+        return MAP_FAILED;
+    }
+    *shadow = (uintptr_t)rw;
+    return p;
+}
+
+static void unmap_device(void *p, size_t size, uintptr_t shadow)
+{
+    munmap(p, size);
+    if (shadow)
+        munmap((void *)shadow, size);
+}
+
+API hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool,
+                                              size_t size, uint32_t flags,
+                                              void **ptr)
+{
+    void *p;
+    uintptr_t shadow = 0;
+    int fd = -1;
+    (void)flags;
+    if (!inits)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (!pool_valid(pool))
+        return (hsa_status_t)HSA_STATUS_ERROR_INVALID_MEMORY_POOL;
+    if (!size || !ptr)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    size = (size + POOL_GRANULE - 1) / POOL_GRANULE * POOL_GRANULE;
+    if (pool.handle == POOL_SYSTEM) {
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    } else {
+        /* "VRAM": a memfd, so that another process can map it (IPC). */
+        fd = memfd_create("hsa-model-vram", MFD_CLOEXEC);
+        if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
+            if (fd >= 0)
+                close(fd);
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+        }
+        p = map_device(fd, size, &shadow);
+    }
+    if (p == MAP_FAILED) {
+        if (fd >= 0)
+            close(fd);
+        return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    pthread_rwlock_wrlock(&reg_lock);
+    dmem_t *d = dmem_new(p, size, fd, 0, pool.handle == POOL_SYSTEM);
+    if (d)
+        d->shadow = shadow;
+    pthread_rwlock_unlock(&reg_lock);
+    if (!d) {
+        unmap_device(p, size, shadow);
+        if (fd >= 0)
+            close(fd);
+        return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    *ptr = p;
+    return HSA_STATUS_SUCCESS;
+}
+
+API hsa_status_t hsa_amd_memory_pool_free(void *ptr)
+{
+    pthread_rwlock_wrlock(&reg_lock);
+    dmem_t *d = dmem_at(ptr);
+    if (!d || d->attached) {
+        pthread_rwlock_unlock(&reg_lock);
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    unmap_device(ptr, d->len, d->shadow);
+    if (d->fd >= 0)
+        close(d->fd);
+    d->len = 0;
+    pthread_rwlock_unlock(&reg_lock);
+    return HSA_STATUS_SUCCESS;
+}
+
+/* The model's IPC handle (hsa_amd_ipc_memory_t is 8 dwords). */
+#define IPC_MAGIC 0x4d445348u /* "HSDM" */
+
+API hsa_status_t hsa_amd_ipc_memory_create(void *ptr, size_t len,
+                                           hsa_amd_ipc_memory_t *h)
+{
+    if (!inits)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    pthread_rwlock_rdlock(&reg_lock);
+    dmem_t *d = dmem_at(ptr);
+    int ok = d && !d->attached && d->fd >= 0 && len && len <= d->len;
+    int fd = ok ? d->fd : -1;
+    pthread_rwlock_unlock(&reg_lock);
+    if (!ok || !h)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    memset(h, 0, sizeof(*h));
+    h->handle[0] = IPC_MAGIC;
+    h->handle[1] = (uint32_t)getpid();
+    h->handle[2] = (uint32_t)fd;
+    h->handle[3] = (uint32_t)len;
+    h->handle[4] = (uint32_t)((uint64_t)len >> 32);
+    return HSA_STATUS_SUCCESS;
+}
+
+/* The owner's memfd, as an fd of this process. */
+static int ipc_fd(pid_t pid, int fd)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd >= 0) {
+        int nfd = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+        close(pfd);
+        if (nfd >= 0)
+            return nfd;
+    }
+#endif
+    /* pidfd_getfd needs ptrace-attach rights (Yama may refuse them to a
+     * sibling); reopening the memfd through /proc needs read rights. */
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+    return open(path, O_RDWR | O_CLOEXEC);
+}
+
+API hsa_status_t hsa_amd_ipc_memory_attach(const hsa_amd_ipc_memory_t *h,
+                                           size_t len, uint32_t nagents,
+                                           const hsa_agent_t *agents,
+                                           void **mapped)
+{
+    (void)nagents;
+    (void)agents;
+    if (!inits)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (!h || !mapped || h->handle[0] != IPC_MAGIC || !len)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    size_t hlen = (size_t)h->handle[3] | ((size_t)h->handle[4] << 32);
+    if (len > hlen)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    int fd = ipc_fd((pid_t)h->handle[1], (int)h->handle[2]);
+    if (fd < 0) {
+        fprintf(stderr, "hsa model: hsa_amd_ipc_memory_attach: cannot take "
+                "fd %u of pid %u (%s)\n", h->handle[2], h->handle[1],
+                strerror(errno));
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    uintptr_t shadow;
+    void *p = map_device(fd, len, &shadow);
+    close(fd);
+    if (p == MAP_FAILED)
+        return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    pthread_rwlock_wrlock(&reg_lock);
+    dmem_t *d = dmem_new(p, len, -1, 1, 0);
+    if (d)
+        d->shadow = shadow;
+    pthread_rwlock_unlock(&reg_lock);
+    if (!d) {
+        unmap_device(p, len, shadow);
+        return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    *mapped = p;
+    return HSA_STATUS_SUCCESS;
+}
+
+API hsa_status_t hsa_amd_ipc_memory_detach(void *mapped)
+{
+    pthread_rwlock_wrlock(&reg_lock);
+    dmem_t *d = dmem_at(mapped);
+    if (!d || !d->attached) {
+        pthread_rwlock_unlock(&reg_lock);
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    unmap_device(mapped, d->len, d->shadow);
+    d->len = 0;
+    pthread_rwlock_unlock(&reg_lock);
+    return HSA_STATUS_SUCCESS;
+}
+
+API hsa_status_t hsa_memory_copy(void *dst, const void *src, size_t n)
+{
+    if (!inits)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (!dst || !src)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    memmove(eng((uintptr_t)dst), eng((uintptr_t)src), n);
+    return HSA_STATUS_SUCCESS;
+}
+
+/* What ROCr knows of a pointer: pool allocations (HSA; the owner is the
+ * GPU for device-local pools, the CPU for the system pool), attached IPC
+ * mappings (IPC), locked host ranges (LOCKED), else UNKNOWN. */
+API hsa_status_t hsa_amd_pointer_info(const void *ptr,
+                                      hsa_amd_pointer_info_t *info,
+                                      void *(*alloc)(size_t),
+                                      uint32_t *nacc, hsa_agent_t **acc)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    (void)alloc;
+    if (!inits)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (!info || info->size < sizeof(*info))
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    memset(info, 0, sizeof(*info));
+    info->size = sizeof(*info);
+    info->type = HSA_EXT_POINTER_TYPE_UNKNOWN;
+    if (nacc)
+        *nacc = 0;
+    if (acc)
+        *acc = NULL;
+    pthread_rwlock_rdlock(&reg_lock);
+    dmem_t *d = dmem_of(p, 1);
+    if (d) {
+        info->type = d->attached ? HSA_EXT_POINTER_TYPE_IPC
+                                 : HSA_EXT_POINTER_TYPE_HSA;
+        info->agentBaseAddress = info->hostBaseAddress = (void *)d->base;
+        info->sizeInBytes = d->len;
+        /* Device pools belong to the first GPU here (one pool is enough
+         * for the backend's question: GPU or not). */
+        info->agentOwner.handle = d->system ? 1 : 2;
+        info->global_flags =
+            d->system ? HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+                      : HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+    } else {
+        for (size_t i = 0; i < nregs; i++)
+            if (p - regs[i].base < regs[i].len) {
+                info->type = HSA_EXT_POINTER_TYPE_LOCKED;
+                info->agentBaseAddress = info->hostBaseAddress =
+                    (void *)regs[i].base;
+                info->sizeInBytes = regs[i].len;
+                info->agentOwner.handle = 1;
+                break;
+            }
+    }
+    pthread_rwlock_unlock(&reg_lock);
     return HSA_STATUS_SUCCESS;
 }

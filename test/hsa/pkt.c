@@ -420,6 +420,92 @@ START_TEST(test_model_refuses)
 }
 END_TEST
 
+/* Device memory of the model's pools: the engines reach a device-local
+ * allocation without a lock, hsa_amd_memory_lock refuses it (locking is
+ * for host memory), an IPC handle attached (here in the same process, a
+ * second mapping of the same memfd) shows the same bytes and is reachable
+ * too, and once freed or detached the engines fault on it as on host
+ * memory not locked. */
+static hsa_status_t dev_pool_cb(hsa_amd_memory_pool_t p, void *arg)
+{
+    *(hsa_amd_memory_pool_t *)arg = p;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+START_TEST(test_model_device_memory)
+{
+    hsa_status_t (*iter)(hsa_agent_t,
+                         hsa_status_t (*)(hsa_amd_memory_pool_t, void *),
+                         void *);
+    hsa_status_t (*alloc)(hsa_amd_memory_pool_t, size_t, uint32_t, void **);
+    hsa_status_t (*pfree)(void *);
+    hsa_status_t (*ipc_create)(void *, size_t, hsa_amd_ipc_memory_t *);
+    hsa_status_t (*ipc_attach)(const hsa_amd_ipc_memory_t *, size_t,
+                               uint32_t, const hsa_agent_t *, void **);
+    hsa_status_t (*ipc_detach)(void *);
+    hsa_agent_t gpu = {2};
+    hsa_amd_memory_pool_t pool = {0};
+    hsa_amd_ipc_memory_t h;
+    uint32_t pk[2 * DSM_SDMA_COPY_DW];
+    void *p, *agent = NULL, *att = NULL;
+    unsigned char *d, *host = locked(4096);
+    mq_t q;
+
+    TAKE(iter, "hsa_amd_agent_iterate_memory_pools");
+    TAKE(alloc, "hsa_amd_memory_pool_allocate");
+    TAKE(pfree, "hsa_amd_memory_pool_free");
+    TAKE(ipc_create, "hsa_amd_ipc_memory_create");
+    TAKE(ipc_attach, "hsa_amd_ipc_memory_attach");
+    TAKE(ipc_detach, "hsa_amd_ipc_memory_detach");
+    ck_assert_int_eq(iter(gpu, dev_pool_cb, &pool), HSA_STATUS_SUCCESS);
+    ck_assert_uint_ne(pool.handle, 0);
+    ck_assert_int_eq(alloc(pool, 8192, 0, &p), HSA_STATUS_SUCCESS);
+    d = p;
+    for (int i = 0; i < 4096; i++)
+        host[i] = (unsigned char)(i * 7 + 3);
+    /* host -> device, device -> device: no lock asked for. */
+    mq_open(&q, 4096);
+    dsm_pkt_copy_linear(pk, (uintptr_t)d, (uintptr_t)host, 4096);
+    dsm_pkt_copy_linear(pk + DSM_SDMA_COPY_DW, (uintptr_t)d + 4096,
+                        (uintptr_t)d, 4096);
+    put_pkts(&q, pk, 2 * DSM_SDMA_COPY_DW);
+    ck_assert(mq_drain(&q));
+    mq_close(&q);
+    /* The CPU may not touch device memory (the model maps it PROT_NONE):
+     * read it back by engine. */
+    {
+        unsigned char *back = locked(4096);
+        mq_open(&q, 4096);
+        dsm_pkt_copy_linear(pk, (uintptr_t)back, (uintptr_t)d + 4096, 4096);
+        put_pkts(&q, pk, DSM_SDMA_COPY_DW);
+        ck_assert(mq_drain(&q));
+        mq_close(&q);
+        ck_assert_int_eq(memcmp(back, host, 4096), 0);
+        unlocked_free(back);
+    }
+    ck_assert_int_ne(m_lock(d, 4096, &gpu, 1, &agent), HSA_STATUS_SUCCESS);
+    /* IPC: another mapping of the same bytes, reachable by the engines. */
+    ck_assert_int_eq(ipc_create(d, 8192, &h), HSA_STATUS_SUCCESS);
+    ck_assert_int_eq(ipc_attach(&h, 8192, 1, &gpu, &att), HSA_STATUS_SUCCESS);
+    ck_assert_ptr_ne(att, d);
+    memset(host, 0, 4096);
+    mq_open(&q, 4096);
+    dsm_pkt_copy_linear(pk, (uintptr_t)host, (uintptr_t)att + 4096, 4096);
+    put_pkts(&q, pk, DSM_SDMA_COPY_DW);
+    ck_assert(mq_drain(&q));
+    mq_close(&q);
+    for (int i = 0; i < 4096; i++)
+        ck_assert_uint_eq(host[i], (unsigned char)(i * 7 + 3));
+    ck_assert_int_eq(ipc_detach(att), HSA_STATUS_SUCCESS);
+    dsm_pkt_copy_linear(pk, (uintptr_t)host, (uintptr_t)att, 16);
+    run_bad(pk, DSM_SDMA_COPY_DW, "not locked");
+    ck_assert_int_eq(pfree(d), HSA_STATUS_SUCCESS);
+    dsm_pkt_copy_linear(pk, (uintptr_t)d, (uintptr_t)host, 16);
+    run_bad(pk, DSM_SDMA_COPY_DW, "not locked");
+    unlocked_free(host);
+}
+END_TEST
+
 /* WAIT on a word that wraps its low dword: with the guard the queue waits
  * for 0x1_00000005; a single unsigned ">= 5" poll would pass at once. */
 START_TEST(test_wait_wrap_safe)
@@ -656,6 +742,7 @@ int main(void)
     tcase_add_test(tc, test_doorbell_semantics);
     tcase_add_test(tc, test_model_refuses);
     tcase_add_test(tc, test_wait_wrap_safe);
+    tcase_add_test(tc, test_model_device_memory);
     suite_add_tcase(su, tc);
     tc = tcase_create("backend");
     tcase_set_timeout(tc, 120);

@@ -23,7 +23,10 @@
  * block the thread that will fire its trigger.
  *
  * Memory the engine touches is locked for the GPU (hsa_amd_memory_lock)
- * while a command uses it and unlocked when the command retires.
+ * while a command uses it and unlocked when the command retires; device
+ * memory (the device heap, ours from the GPU's coarse-grained pool and
+ * the local peers' attached through hsa_amd_ipc_memory_attach) is the
+ * GPU's already and is used as it is (devmem below).
  *
  * Where no SDMA queue can be created (the thunk missing, no rights on
  * /dev/kfd, an old kernel) the backend falls back to ROCr's
@@ -60,6 +63,10 @@ typedef struct hsa_reg {
     size_t len;
     char *agent; /* the GPU's address of base */
     uint64_t refs;
+    /* Device memory, never locked: 1 = a device heap (devmem below),
+     * never freed here; 2 = a private allocation of the GPU's pools
+     * (hipMalloc), refcounted like a lock and forgotten at 0. */
+    int dev;
 } hsa_reg_t;
 
 /* The locked ranges one command uses (never overlapping, see reg_cover).
@@ -151,6 +158,11 @@ static struct {
     char why[256];
     int async; /* no SDMA queue could be created: async copies */
     int nqueues; /* SDMA queues this process holds (the cap counts them) */
+    int devindex; /* the GPU's index among the GPU agents */
+    /* The layer closed while device memory was still mapped (the runtime
+     * releases the device heap after closing the layer): hsa_shut_down
+     * and the unload wait for the last heap_unmap. */
+    int closed_early;
 } g;
 
 static dsm_sdma_gpu_settings_t settings = {.device = -1,
@@ -259,6 +271,7 @@ static dsm_status_t hsa_probe(void)
                                   : settings.local_rank % g.ngpus;
     g.gpu.handle = 0;
     g.api.iterate_agents(agent_cb, &w);
+    g.devindex = w.want;
     if (g.api.agent_get_info(g.gpu,
                              (hsa_agent_info_t)HSA_AMD_AGENT_INFO_DRIVER_NODE_ID,
                              &g.node) != HSA_STATUS_SUCCESS)
@@ -280,6 +293,60 @@ fail:
 }
 
 /* ------------------------------------------------------------ memory */
+
+/* Device memory the engines reach as it is (GPU address = pointer): our
+ * device heap from the GPU's pool and the peers' heaps attached through
+ * IPC. Entries are appended under devmem_lock and published by ndevmem;
+ * readers (ptr_is_device on every RMA while a device heap exists, and
+ * reg_cover) scan without a lock. A released entry keeps its slot with
+ * len 0. */
+#define DEVMEM_MAX 1024
+typedef struct devmem {
+    hsa_reg_t reg;
+    int attached; /* a peer's, by hsa_amd_ipc_memory_attach */
+} devmem_t;
+static devmem_t devmem[DEVMEM_MAX];
+static uint32_t ndevmem;
+static int devmem_live;
+static pthread_mutex_t devmem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A private device allocation (hipMalloc'ed: ROCr's pools, owned by a
+ * GPU agent, or attached through IPC) that holds p: 1 and its range, else
+ * 0 (host memory, or no hsa_amd_pointer_info). */
+static int devptr_range(const void *p, uintptr_t *base, size_t *len)
+{
+    hsa_amd_pointer_info_t info;
+    hsa_device_type_t type;
+
+    if (!g.api.pointer_info)
+        return 0;
+    memset(&info, 0, sizeof(info));
+    info.size = sizeof(info);
+    if (g.api.pointer_info(p, &info, NULL, NULL, NULL) != HSA_STATUS_SUCCESS)
+        return 0;
+    if (info.type == HSA_EXT_POINTER_TYPE_IPC)
+        type = HSA_DEVICE_TYPE_GPU;
+    else if (info.type != HSA_EXT_POINTER_TYPE_HSA ||
+             g.api.agent_get_info(info.agentOwner, HSA_AGENT_INFO_DEVICE,
+                                  &type) != HSA_STATUS_SUCCESS)
+        return 0;
+    if (type != HSA_DEVICE_TYPE_GPU || !info.sizeInBytes)
+        return 0;
+    *base = (uintptr_t)info.agentBaseAddress;
+    *len = info.sizeInBytes;
+    return (uintptr_t)p - *base < *len;
+}
+
+static devmem_t *devmem_find(const void *p)
+{
+    uint32_t n = __atomic_load_n(&ndevmem, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        size_t len = __atomic_load_n(&devmem[i].reg.len, __ATOMIC_ACQUIRE);
+        if ((uintptr_t)p - devmem[i].reg.base < len)
+            return &devmem[i];
+    }
+    return NULL;
+}
 
 /* Lock [p, p + len) page-rounded for a long-lived user (the ring, the
  * completion word, the bounce buffer): one range. */
@@ -350,6 +417,16 @@ static int reg_cover(hsas_t *hs, slot_regs_t *sr, const void *p, size_t len)
     while (pos < end && ok) {
         hsa_reg_t *r, *hit = NULL;
         uintptr_t stop = end;
+        devmem_t *d = devmem_find((const void *)pos);
+        if (d) {
+            /* The GPU's own memory: nothing to lock or count. */
+            if (!slot_add(sr, &d->reg)) {
+                ok = 0;
+                break;
+            }
+            pos = d->reg.base + d->reg.len;
+            continue;
+        }
         for (r = hs->regs; r; r = r->next) {
             if (pos >= r->base && pos < r->base + r->len) {
                 hit = r;
@@ -358,8 +435,24 @@ static int reg_cover(hsas_t *hs, slot_regs_t *sr, const void *p, size_t len)
             if (r->base > pos && r->base < stop)
                 stop = r->base;
         }
+        uintptr_t dbase;
+        size_t dlen;
         if (hit) {
             hit->refs++;
+        } else if (devptr_range((const void *)pos, &dbase, &dlen)) {
+            /* A private device buffer: the GPU's own, nothing to lock. */
+            hit = calloc(1, sizeof(*hit));
+            if (!hit) {
+                ok = 0;
+                break;
+            }
+            hit->base = dbase;
+            hit->len = dlen;
+            hit->agent = (char *)dbase;
+            hit->dev = 2;
+            hit->refs = 1;
+            hit->next = hs->regs;
+            hs->regs = hit;
         } else {
             hit = reg_lock_new(hs, pos, stop);
             if (!hit) {
@@ -388,6 +481,8 @@ static hsa_reg_t *reg_get(hsas_t *hs, const void *p, size_t len)
         r = one.v[0];
     else
         for (uint32_t i = 0; i < one.n; i++) {
+            if (one.v[i]->dev == 1)
+                continue;
             pthread_mutex_lock(&hs->reg_lock);
             one.v[i]->refs--;
             pthread_mutex_unlock(&hs->reg_lock);
@@ -400,6 +495,8 @@ static void reg_put(hsas_t *hs, hsa_reg_t *r)
 {
     hsa_reg_t **pp;
 
+    if (r->dev == 1)
+        return;
     pthread_mutex_lock(&hs->reg_lock);
     if (--r->refs == 0) {
         for (pp = &hs->regs; *pp; pp = &(*pp)->next)
@@ -407,7 +504,8 @@ static void reg_put(hsas_t *hs, hsa_reg_t *r)
                 *pp = r->next;
                 break;
             }
-        g.api.memory_unlock((void *)r->base);
+        if (!r->dev)
+            g.api.memory_unlock((void *)r->base);
         free(r);
     }
     pthread_mutex_unlock(&hs->reg_lock);
@@ -566,8 +664,11 @@ static uint32_t encode_piece(hsaq_t *hq, const dsm_cmd_t *c,
         /* Commands before the gate complete while the queue waits. */
         dsm_pkt_fence(w, gva(hq->done_reg, hq->done), (uint32_t)seq);
         n += DSM_SDMA_FENCE_DW;
-        if (__atomic_load_n(c->u.sig.word, __ATOMIC_ACQUIRE) >= c->u.sig.value)
-            return n; /* already holds: nothing to poll */
+        /* Already holds: nothing to poll. Not asked of device memory,
+         * which the CPU does not read. */
+        if (!slot_find(r, c->u.sig.word)->dev &&
+            __atomic_load_n(c->u.sig.word, __ATOMIC_ACQUIRE) >= c->u.sig.value)
+            return n;
         n += dsm_pkt_wait_seq(w + n, sgva(r, c->u.sig.word),
                               (uint32_t)c->u.sig.value, POLL_INTERVAL);
         return n;
@@ -764,6 +865,38 @@ static int async_copy(hsaq_t *hq, void *dst, const void *src, size_t n,
     return 1;
 }
 
+/* The fallback runs WAIT, SIGNAL and SIGNAL_ADD on the host. A word in
+ * device memory (the device heap's synchronisation words under
+ * SHMEM_PERSISTENT_SYNC=hready|dev) is read and written with
+ * hsa_memory_copy, never by this CPU: VRAM need not be host-visible (the
+ * engine model maps it PROT_NONE). SIGNAL_ADD is then a read and a
+ * write, not atomic against another writer of that word. */
+static int exec_host(const dsm_cmd_t *c)
+{
+    uint64_t v;
+    uintptr_t b;
+    size_t n;
+
+    if ((c->op != DSM_CMD_WAIT && c->op != DSM_CMD_SIGNAL &&
+         c->op != DSM_CMD_SIGNAL_ADD) ||
+        (!devmem_find(c->u.sig.word) &&
+         !devptr_range(c->u.sig.word, &b, &n)))
+        return dsm_sdma_exec_cpu(c);
+    if (c->op != DSM_CMD_SIGNAL &&
+        g.api.memory_copy(&v, c->u.sig.word, sizeof(v)) != HSA_STATUS_SUCCESS)
+        goto fail;
+    if (c->op == DSM_CMD_WAIT)
+        return v >= c->u.sig.value;
+    v = c->op == DSM_CMD_SIGNAL ? c->u.sig.value : v + c->u.sig.value;
+    if (g.api.memory_copy(c->u.sig.word, &v, sizeof(v)) != HSA_STATUS_SUCCESS)
+        goto fail;
+    return 1;
+fail:
+    dsm_log_error("hsa backend: hsa_memory_copy of a device word at %p "
+                  "failed", (void *)c->u.sig.word);
+    abort();
+}
+
 static void pump_async(dsm_sdma_queue_t *q)
 {
     hsaq_t *hq = q->priv;
@@ -836,7 +969,7 @@ static void pump_async(dsm_sdma_queue_t *q)
         } else {
             /* WAIT, SIGNAL, SIGNAL_ADD (and copies the engine cannot
              * reach): on the host, after the copies before them. */
-            if (hq->ahead != hq->atail || !dsm_sdma_exec_cpu(c))
+            if (hq->ahead != hq->atail || !exec_host(c))
                 break;
             if (cmd_is_copy(c))
                 hq->fallbacks++;
@@ -1272,6 +1405,16 @@ static void print_queue_stats(dsm_sdma_queue_t *q)
                     : "");
 }
 
+/* hsa_shut_down and the unload, once nothing of ours is mapped. */
+static void api_release(void)
+{
+    g.api.shut_down();
+    dsm_hsa_api_unload(&g.api);
+    g.loaded = 0;
+    g.closed_early = 0;
+    __atomic_store_n(&ndevmem, 0, __ATOMIC_RELEASE);
+}
+
 static void hsa_close(dsm_sdma_t *s)
 {
     hsas_t *hs = s->priv;
@@ -1298,9 +1441,15 @@ static void hsa_close(dsm_sdma_t *s)
     pthread_mutex_destroy(&hs->reg_lock);
     free(hs);
     s->priv = NULL;
-    g.api.shut_down();
-    dsm_hsa_api_unload(&g.api);
-    g.loaded = 0;
+    pthread_mutex_lock(&devmem_lock);
+    if (devmem_live) {
+        /* The device heap is released after the layer closes. */
+        g.closed_early = 1;
+        pthread_mutex_unlock(&devmem_lock);
+        return;
+    }
+    pthread_mutex_unlock(&devmem_lock);
+    api_release();
 }
 
 static dsm_status_t hsa_queue_init(dsm_sdma_queue_t *q)
@@ -1368,8 +1517,10 @@ static void hsa_queue_fini(dsm_sdma_queue_t *q)
 static uint32_t hsa_caps(const dsm_sdma_t *s)
 {
     (void)s;
-    /* BCAST and SWAP are emulated with COPY_LINEARs: no NATIVE bits. */
-    return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_SIGNAL_ADD;
+    /* BCAST and SWAP are emulated with COPY_LINEARs: no NATIVE bits. The
+     * engines reach the device heap (ours and the local peers'). */
+    return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_DEVICE_MEM |
+           DSM_SDMA_CAP_SIGNAL_ADD;
 }
 
 static const char *hsa_describe(const dsm_sdma_t *s)
@@ -1405,6 +1556,266 @@ static const char *hsa_describe(const dsm_sdma_t *s)
     return buf;
 }
 
+/* ------------------------------------------------------------ GPU memory */
+
+/* The GPU side (sdma.h, dsm_sdma_gpu_ops_t): the device heap, which
+ * pointers are device memory, synchronous copies. No streams (the
+ * on-stream routines are cuda's) and no host registration of its own:
+ * commands lock the host memory they touch (reg_cover). */
+
+static int hsa_gpu_active(void)
+{
+    return g.loaded && !g.closed_early;
+}
+
+static int hsa_gpu_device(void)
+{
+    return g.devindex;
+}
+
+static dsm_status_t hsa_register_host(void *p, size_t len)
+{
+    (void)p;
+    (void)len;
+    return DSM_OK;
+}
+
+static void hsa_unregister_host_all(void)
+{
+}
+
+/* The device heap's pool: the GPU's device-local memory, global,
+ * coarse-grained (ROCr's VRAM pool; fine-grained pools are host memory
+ * or coherent VRAM, slower for the engines and not what hipMalloc
+ * gives), allocatable by the runtime. */
+struct pool_walk {
+    hsa_amd_memory_pool_t pool;
+    size_t granule;
+    int found;
+};
+
+static hsa_status_t pool_cb(hsa_amd_memory_pool_t p, void *arg)
+{
+    struct pool_walk *w = arg;
+    hsa_amd_segment_t seg;
+    uint32_t flags = 0;
+    bool alloc = false;
+    size_t granule = 0;
+
+    if (g.api.pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg) !=
+            HSA_STATUS_SUCCESS ||
+        seg != HSA_AMD_SEGMENT_GLOBAL ||
+        g.api.pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
+                            &flags) != HSA_STATUS_SUCCESS ||
+        !(flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) ||
+        g.api.pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED,
+                            &alloc) != HSA_STATUS_SUCCESS ||
+        !alloc)
+        return HSA_STATUS_SUCCESS;
+    if (g.api.pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE,
+                            &granule) != HSA_STATUS_SUCCESS)
+        granule = 0;
+    w->pool = p;
+    w->granule = granule;
+    w->found = 1;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+static int devmem_add(void *p, size_t len, int attached)
+{
+    pthread_mutex_lock(&devmem_lock);
+    uint32_t i = ndevmem;
+    /* A released slot first: init/finalize cycles do not run it out. */
+    for (uint32_t k = 0; k < ndevmem; k++)
+        if (!devmem[k].reg.len) {
+            i = k;
+            break;
+        }
+    if (i == DEVMEM_MAX) {
+        pthread_mutex_unlock(&devmem_lock);
+        return 0;
+    }
+    devmem[i].attached = attached;
+    devmem[i].reg.base = (uintptr_t)p;
+    devmem[i].reg.agent = p; /* the GPU's address is the pointer */
+    devmem[i].reg.dev = 1;
+    devmem[i].reg.refs = 1;
+    __atomic_store_n(&devmem[i].reg.len, len, __ATOMIC_RELEASE);
+    if (i == ndevmem)
+        __atomic_store_n(&ndevmem, i + 1, __ATOMIC_RELEASE);
+    devmem_live++;
+    pthread_mutex_unlock(&devmem_lock);
+    return 1;
+}
+
+static const char *hsa_err(hsa_status_t st)
+{
+    const char *m = NULL;
+    if (!g.api.status_string || g.api.status_string(st, &m) !=
+                                    HSA_STATUS_SUCCESS || !m)
+        return "unknown status";
+    return m;
+}
+
+static dsm_status_t hsa_heap_create_handle(size_t *size, void *handle,
+                                           size_t *handle_len, void **base,
+                                           char *why, size_t whylen)
+{
+    struct pool_walk w = {0};
+    hsa_amd_ipc_memory_t h;
+    hsa_status_t st;
+    void *p = NULL;
+    size_t n, gran, pg = (size_t)sysconf(_SC_PAGESIZE);
+
+    if (!g.api.iterate_pools || !g.api.pool_get_info ||
+        !g.api.pool_allocate || !g.api.pool_free || !g.api.ipc_create ||
+        !g.api.ipc_attach || !g.api.ipc_detach || !g.api.memory_copy) {
+        snprintf(why, whylen,
+                 "%s lacks hsa_amd_memory_pool_allocate, "
+                 "hsa_amd_ipc_memory_* or hsa_memory_copy",
+                 settings.hsa_library && *settings.hsa_library
+                     ? settings.hsa_library
+                     : "libhsa-runtime64.so.1");
+        return DSM_ERR_UNSUPPORTED;
+    }
+    if (*handle_len < sizeof(h)) {
+        snprintf(why, whylen, "an IPC handle of %zu bytes does not fit",
+                 sizeof(h));
+        return DSM_ERR_UNSUPPORTED;
+    }
+    g.api.iterate_pools(g.gpu, pool_cb, &w);
+    if (!w.found) {
+        snprintf(why, whylen,
+                 "GPU %d (%s) has no device-local coarse-grained memory "
+                 "pool the runtime may allocate from", g.devindex, g.name);
+        return DSM_ERR_UNSUPPORTED;
+    }
+    gran = w.granule > pg ? w.granule : pg;
+    n = (*size + gran - 1) / gran * gran;
+    st = g.api.pool_allocate(w.pool, n, 0, &p);
+    if (st != HSA_STATUS_SUCCESS) {
+        dsm_log_error("hsa backend: hsa_amd_memory_pool_allocate of a "
+                      "%zu-byte device heap on GPU %d failed (%s): lower "
+                      "SHMEM_DEVICE_HEAP_SIZE, or 0 for none",
+                      n, g.devindex, hsa_err(st));
+        return DSM_ERR_NOMEM;
+    }
+    memset(&h, 0, sizeof(h));
+    st = g.api.ipc_create(p, n, &h);
+    if (st != HSA_STATUS_SUCCESS) {
+        dsm_log_error("hsa backend: hsa_amd_ipc_memory_create of the "
+                      "device heap failed (%s)", hsa_err(st));
+        g.api.pool_free(p);
+        return DSM_ERR_NO_DEVICE;
+    }
+    if (!devmem_add(p, n, 0)) {
+        g.api.pool_free(p);
+        return DSM_ERR_OVERFLOW;
+    }
+    memcpy(handle, &h, sizeof(h));
+    *handle_len = sizeof(h);
+    *size = n;
+    *base = p;
+    return DSM_OK;
+}
+
+static dsm_status_t hsa_heap_import_handle(const void *handle,
+                                           size_t handle_len, size_t size,
+                                           void **base)
+{
+    hsa_amd_ipc_memory_t h;
+    hsa_status_t st;
+    void *p = NULL;
+
+    if (handle_len != sizeof(h))
+        return DSM_ERR_INVAL;
+    memcpy(&h, handle, sizeof(h));
+    /* Mapped for our GPU: its engines then reach the peer's heap. */
+    st = g.api.ipc_attach(&h, size, 1, &g.gpu, &p);
+    if (st != HSA_STATUS_SUCCESS) {
+        dsm_log_error("hsa backend: hsa_amd_ipc_memory_attach of a local "
+                      "peer's %zu-byte device heap failed (%s)", size,
+                      hsa_err(st));
+        return DSM_ERR_NO_DEVICE;
+    }
+    if (!devmem_add(p, size, 1)) {
+        g.api.ipc_detach(p);
+        return DSM_ERR_OVERFLOW;
+    }
+    *base = p;
+    return DSM_OK;
+}
+
+static void hsa_heap_unmap(void *base)
+{
+    devmem_t *d = devmem_find(base);
+    int release;
+
+    if (!d || d->reg.base != (uintptr_t)base)
+        return;
+    if (d->attached)
+        g.api.ipc_detach(base);
+    else
+        g.api.pool_free(base);
+    pthread_mutex_lock(&devmem_lock);
+    __atomic_store_n(&d->reg.len, 0, __ATOMIC_RELEASE);
+    release = --devmem_live == 0 && g.closed_early;
+    pthread_mutex_unlock(&devmem_lock);
+    if (release)
+        api_release();
+}
+
+/* The device heaps from the table; anything else asked of ROCr, as
+ * cuda asks the driver (private hipMalloc'ed buffers are device memory). */
+static int hsa_ptr_is_device(const void *p)
+{
+    uintptr_t b;
+    size_t n;
+    return devmem_find(p) != NULL || devptr_range(p, &b, &n);
+}
+
+static dsm_status_t hsa_copy_sync(void *dst, const void *src, size_t n)
+{
+    hsa_status_t st;
+    if (!n)
+        return DSM_OK;
+    st = g.api.memory_copy(dst, src, n);
+    if (st != HSA_STATUS_SUCCESS) {
+        dsm_log_error("hsa backend: hsa_memory_copy of %zu bytes failed (%s)",
+                      n, hsa_err(st));
+        return DSM_ERR_NO_DEVICE;
+    }
+    return DSM_OK;
+}
+
+static int hsa_launch_counts(uint64_t *kernels, uint64_t *host_fns)
+{
+    (void)kernels;
+    (void)host_fns;
+    return 0;
+}
+
+static uint64_t hsa_gpu_view(const void *p)
+{
+    return hsa_ptr_is_device(p) ? (uint64_t)(uintptr_t)p : 0;
+}
+
+static const dsm_sdma_gpu_ops_t hsa_gpu_ops = {
+    .name = "hsa",
+    .active = hsa_gpu_active,
+    .device = hsa_gpu_device,
+    .uid = NULL, /* no PCI identity: no sharing note (that is CUDA MPS's) */
+    .register_host = hsa_register_host,
+    .unregister_host_all = hsa_unregister_host_all,
+    .heap_create_handle = hsa_heap_create_handle,
+    .heap_import_handle = hsa_heap_import_handle,
+    .heap_unmap = hsa_heap_unmap,
+    .ptr_is_device = hsa_ptr_is_device,
+    .copy_sync = hsa_copy_sync,
+    .launch_counts = hsa_launch_counts,
+    .gpu_view = hsa_gpu_view,
+};
+
 const dsm_sdma_backend_ops_t dsm_sdma_hsa_ops = {
     .size = sizeof(dsm_sdma_backend_ops_t),
     .name = "hsa",
@@ -1418,4 +1829,5 @@ const dsm_sdma_backend_ops_t dsm_sdma_hsa_ops = {
     .caps = hsa_caps,
     .describe = hsa_describe,
     .gpu_configure = hsa_configure,
+    .gpu = &hsa_gpu_ops,
 };

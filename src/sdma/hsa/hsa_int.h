@@ -38,6 +38,26 @@ typedef struct dsm_hsa_api {
     hsa_status_t (*signal_destroy)(hsa_signal_t);
     hsa_signal_value_t (*signal_load)(hsa_signal_t);
 
+    /* The device heap (optional: without them the GPU gives none). */
+    hsa_status_t (*iterate_pools)(hsa_agent_t,
+                                  hsa_status_t (*cb)(hsa_amd_memory_pool_t,
+                                                     void *),
+                                  void *data);
+    hsa_status_t (*pool_get_info)(hsa_amd_memory_pool_t,
+                                  hsa_amd_memory_pool_info_t, void *);
+    hsa_status_t (*pool_allocate)(hsa_amd_memory_pool_t, size_t, uint32_t,
+                                  void **);
+    hsa_status_t (*pool_free)(void *);
+    hsa_status_t (*ipc_create)(void *, size_t, hsa_amd_ipc_memory_t *);
+    hsa_status_t (*ipc_attach)(const hsa_amd_ipc_memory_t *, size_t,
+                               uint32_t, const hsa_agent_t *, void **);
+    hsa_status_t (*ipc_detach)(void *);
+    hsa_status_t (*memory_copy)(void *, const void *, size_t);
+    /* Which memory a pointer is (private hipMalloc'ed buffers). */
+    hsa_status_t (*pointer_info)(const void *, hsa_amd_pointer_info_t *,
+                                 void *(*)(size_t), uint32_t *,
+                                 hsa_agent_t **);
+
     HSAKMT_STATUS (*kmt_open)(void);
     HSAKMT_STATUS (*kmt_close)(void);
     HSAKMT_STATUS (*create_queue)(HSAuint32, HSA_QUEUE_TYPE, HSAuint32,

@@ -47,6 +47,15 @@ int dsm_hsa_api_load(dsm_hsa_api_t *api, const char *path, char *why,
     TAKE(api->lib, signal_create, "hsa_signal_create");
     TAKE(api->lib, signal_destroy, "hsa_signal_destroy");
     TAKE(api->lib, signal_load, "hsa_signal_load_scacquire");
+    TAKE(api->lib, iterate_pools, "hsa_amd_agent_iterate_memory_pools");
+    TAKE(api->lib, pool_get_info, "hsa_amd_memory_pool_get_info");
+    TAKE(api->lib, pool_allocate, "hsa_amd_memory_pool_allocate");
+    TAKE(api->lib, pool_free, "hsa_amd_memory_pool_free");
+    TAKE(api->lib, ipc_create, "hsa_amd_ipc_memory_create");
+    TAKE(api->lib, ipc_attach, "hsa_amd_ipc_memory_attach");
+    TAKE(api->lib, ipc_detach, "hsa_amd_ipc_memory_detach");
+    TAKE(api->lib, memory_copy, "hsa_memory_copy");
+    TAKE(api->lib, pointer_info, "hsa_amd_pointer_info");
     TAKE(api->lib, model_kick, "hsa_model_kick");
     api->model = sym(api->lib, "hsa_model_version") != NULL;
     if (!api->init || !api->shut_down || !api->iterate_agents ||
