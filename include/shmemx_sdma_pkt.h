@@ -1,7 +1,7 @@
 /*
  * AMD SDMA packets and the queue ring, for every producer: the host
- * backend (src/sdma/hsa/hsa.c), the engine model (test/hsa/model.c, which
- * decodes what this encodes) and GPU kernels (the HIP device API,
+ * backend (src/sdma/hsa/hsa_submit.c), the engine model (test/hsa/model.c,
+ * which decodes what this encodes) and GPU kernels (the HIP device API,
  * shmemx_hip.h: the same functions compile as __host__ __device__ code
  * under hipcc). Installed because shmemx_hip.h includes it; its names
  * (dsm_pkt_*, dsm_ring_*) are the library's internals, not an API.
