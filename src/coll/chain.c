@@ -456,11 +456,46 @@ static int all_done(void *v)
     return 1;
 }
 
+/* SHMEM_DEBUG: a collective still waiting after 10 s says once what for
+ * (each queue's completed and wanted sequence, each arrival word's value
+ * and the value wanted): a hang then names the step that never came. */
+static void stall_report(const struct wait_arg *a)
+{
+    const dsm_plan_t *p = a->p;
+    for (int i = 0; i < a->nq; i++)
+        dsm_debug("%s: stalled 10 s: queue %d done %llu, want %llu",
+                  p->routine ? p->routine : "collective", i,
+                  (unsigned long long)dsm_sdma_queue_help(a->q[i]),
+                  (unsigned long long)a->seq[i]);
+    for (int i = 0; i < p->np; i++) {
+        const dsm_part_t *x = &p->peer[i];
+        dsm_debug("%s: stalled 10 s: arrival word for team member %d is "
+                  "%llu, want %llu (sync %d)",
+                  p->routine ? p->routine : "collective", x->m,
+                  (unsigned long long)__atomic_load_n(dsm_chain_in(p->t, x->m),
+                                                      __ATOMIC_ACQUIRE),
+                  (unsigned long long)(a->arr ? a->arr[i] : x->av_in),
+                  (int)p->dsync);
+    }
+}
+
 static void wait_all(struct wait_arg *a)
 {
     dsm_backoff_t b = {0};
-    while (!all_done(a))
+    uint64_t t0 = 0;
+    while (!all_done(a)) {
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, all_done, a);
+        if (DSM_UNLIKELY(dsm_env.debug) &&
+            (b.sleep_us || (b.n & 1023) == 0)) {
+            uint64_t now = dsm_now_ns();
+            if (!t0)
+                t0 = now;
+            else if (t0 != UINT64_MAX && now - t0 > 10000000000ull) {
+                stall_report(a);
+                t0 = UINT64_MAX;
+            }
+        }
+    }
 }
 
 /* ------------------------------------------------------------ direct */

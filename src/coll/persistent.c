@@ -38,6 +38,10 @@
  * the driver calls overlap the running instance. SHMEM_PERSISTENT_DEVSYNC=0
  * keeps the team's host-word chains (for measuring).
  *
+ * A team with a member on this PE's own GPU posts nothing ahead (r->lazy):
+ * start posts the instance, then fires it (why: at the posting loop in
+ * req_init).
+ *
  * A team with members on other nodes has no chain to post (its copies are
  * network puts of the direct path): start only marks the request active
  * and wait runs the collective on the request's team.
@@ -71,6 +75,7 @@ struct dsm_coll_req {
     const char *routine;
     uint32_t magic;
     int at_wait;          /* team not all mapped: run at wait (see above) */
+    int lazy;             /* nothing posted ahead: each instance at start */
     void *dest;
     const void *src;
     size_t nbytes;
@@ -403,11 +408,24 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     }
     for (i = 0; i < p->nq; i++)
         r->q[i] = queue_get(i, routine);
-    for (i = 0; i < r->depth; i++)
+    /* A peer on my own GPU (several PEs per GPU): post nothing ahead.
+     * On one H200 with 2-4 PEs, with or without MPS, a synchronous
+     * cuMemcpyHtoD by the program (gpu_coll's copy-in before each start)
+     * never completed while the instances posted ahead waited for their
+     * trigger, so every such job hung at its first start; alone, gated
+     * streams do not block copies (test/gpu/gate_probe.c, in one process
+     * and between two), and with one PE per GPU the same posting passed.
+     * Each instance is then posted by shmemx_req_start, right before its
+     * trigger: the same chain and protocol, the posting's driver calls on
+     * the start's path (docs/PERFORMANCE.md). */
+    for (i = 0; i < p->np && !r->lazy; i++)
+        r->lazy = dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
+    for (i = 0; !r->lazy && i < r->depth; i++)
         post_next(r);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
               "on %d queue(s), sync %s, pull from %zu bytes", routine,
-              dsm_algo_name(p->algo), n, nbytes, r->depth, p->nq,
+              dsm_algo_name(p->algo), n, nbytes,
+              r->lazy ? 0 : r->depth, p->nq,
               p->dsync == DSM_DSYNC_DEV      ? "device words"
               : p->dsync == DSM_DSYNC_HREADY ? "host ready, device arrival"
               : p->dsync == DSM_DSYNC_HOST   ? "host ready and arrival"
@@ -484,6 +502,8 @@ int pshmemx_req_start(shmemx_req_t req)
     }
     if (r->at_wait)
         return 0; /* runs at wait */
+    if (r->lazy)
+        post_next(r);
     fire(r, r->started);
     return 0;
 }
@@ -501,12 +521,13 @@ int pshmemx_req_wait(shmemx_req_t req)
     }
     if (r->plan.dsync) {
         /* The next instance's driver calls overlap this one's copies. */
-        post_next(r);
+        if (!r->lazy)
+            post_next(r);
         wait_started(r);
         return 0;
     }
     wait_started(r);
-    if (!r->at_wait)
+    if (!r->at_wait && !r->lazy)
         post_next(r);
     return 0;
 }

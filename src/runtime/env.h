@@ -15,7 +15,8 @@
     X(SHMEM_SYMMETRIC_SIZE, SIZE, symmetric_size, "1G",                        \
       "bytes of symmetric heap per PE (K/M/G suffixes)")                       \
     X(SHMEM_DEBUG, BOOL, debug, "0",                                           \
-      "print debugging messages (allocation failures, selections)")           \
+      "print debugging messages (allocation failures, selections, "           \
+      "collectives waiting over 10 s)")                                       \
     X(SHMEM_MALLOC_WARN, BOOL, malloc_warn, "1",                               \
       "print one line on this PE's first failed symmetric allocation "        \
       "(routine, sizes, what to set); 0 = silent (SHMEM_DEBUG: every one)")   \

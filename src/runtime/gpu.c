@@ -368,6 +368,16 @@ void dsm_rt_device_sharing(void)
                 n, g->device());
 }
 
+int dsm_rt_gpu_shared_with(int pe)
+{
+    uint64_t mine = dsm_rt.ctrl ? dsm_rt.ctrl->gpu_uid : 0;
+    const dsm_ctrl_t *c;
+    if (pe == dsm_rt.me || pe < 0 || pe >= dsm_rt.npes ||
+        !(mine & DSM_CTRL_GPU_SET) || !(c = dsm_rt.peer_ctrl[pe]))
+        return 0;
+    return __atomic_load_n(&c->gpu_uid, __ATOMIC_ACQUIRE) == mine;
+}
+
 const char *dsm_rt_device_sharing_info(void)
 {
     return sharing_line[0] ? sharing_line : NULL;

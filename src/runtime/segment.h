@@ -95,5 +95,8 @@ int dsm_rt_private_device(const void *p);
 void dsm_rt_device_sharing(void);
 /* SHMEM_INFO: "GPU ... shared by N PEs (MPS ...)", or NULL. */
 const char *dsm_rt_device_sharing_info(void);
+/* 1 when PE pe's GPU is the same GPU as mine (both PEs on a GPU backend
+ * of this node); 0 otherwise, and for myself. */
+int dsm_rt_gpu_shared_with(int pe);
 
 #endif /* DSM_SEGMENT_H */

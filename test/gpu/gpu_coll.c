@@ -89,6 +89,8 @@ int main(void)
     }
 
     phase(me, "persistent fcollect x100");
+    /* GPU_COLL_TRACE=1: every step of the persistent loop (where a hang is). */
+    const int trace = getenv("GPU_COLL_TRACE") != NULL;
     /* Persistent fcollect of 1 KiB, started 100 times with fresh data. */
     shmemx_req_t req;
     CHECK(shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, dst, src, 1024, &req) == 0,
@@ -96,12 +98,20 @@ int main(void)
     for (int it = 0; it < 100; it++) {
         for (size_t o = 0; o < 1024; o++)
             h[o] = pat(me, o, 100 + it);
+        if (trace)
+            fprintf(stderr, "gpu_coll: PE %d copy-in %d\n", me, it);
         gpu_htod(DP(src), h, 1024);
+        if (trace)
+            fprintf(stderr, "gpu_coll: PE %d barrier %d\n", me, it);
         /* Nobody may start instance it+1 (overwriting dst) before every PE
          * has checked instance it. */
         shmem_barrier_all();
+        if (trace)
+            fprintf(stderr, "gpu_coll: PE %d start %d\n", me, it);
         CHECK(shmemx_req_start(req) == 0, "start %d", it);
         CHECK(shmemx_req_wait(req) == 0, "wait %d", it);
+        if (trace)
+            fprintf(stderr, "gpu_coll: PE %d waited %d\n", me, it);
         GPU_CK(gcu.MemcpyDtoH(e, DP(dst), 1024 * (size_t)n));
         for (int s = 0; s < n; s++)
             for (size_t o = 0; o < 1024; o++)
@@ -116,6 +126,8 @@ int main(void)
         shmemx_req_wait(req);
     }
     double tp = (now_us() - t0) / 200;
+    if (trace)
+        fprintf(stderr, "gpu_coll: PE %d timed loop done, freeing\n", me);
     shmemx_req_free(req);
 
     phase(me, "reused team slot");

@@ -190,6 +190,10 @@ kcount "gpu_graph, 2 PEs on 1 GPU" any
 run "gpu_rma     2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
 kcount "gpu_rma, 2 PEs on 1 GPU" any
 run "gpu_stream  2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
+# Persistent requests with a peer on the same GPU post at start (they hung
+# at the first start when posted ahead; src/coll/persistent.c).
+run "gpu_coll    2 PEs, 1 GPU" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
+kcount "gpu_coll, 2 PEs on 1 GPU" any
 run "gpu_devword 2 PEs, 1 GPU (CPU on device words)" 90 bash "$SRC/test/gpu/gpu_devword.sh"
 unset SHMEM_CUDA_DEVICE SHMEM_CUDA_COUNT_LAUNCHES
 if [ "$NGPU" -ge 2 ]; then
@@ -206,6 +210,14 @@ run "gpu_rma     4 PEs, 2 per GPU" 50 "$L" -n 4 --timeout 45 "$B/test/gpu/gpu_rm
 run "gpu_rma     1 PE" 40 "$L" -n 1 --timeout 35 "$B/test/gpu/gpu_rma"
 run "gpu_coll    4 PEs, 2 per GPU, split push/pull" 60 env SHMEM_COLL_PULL_MIN=1 \
     "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_coll"
+[ "$NGPU" -lt 2 ] && run "gpu_coll    4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_coll"
+# Gated streams alone do not hold up a synchronous copy (the probe behind
+# the post-at-start rule for PEs sharing a GPU).
+if gcc -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/gate_probe" \
+        "$SRC/test/gpu/gate_probe.c" -lcuda >>"$OUTDIR/build.log" 2>&1; then
+    run "gate_probe (gated stream vs synchronous HtoD)" 60 sh -c \
+        "'$B/gate_probe' >'$OUTDIR/gate_probe.txt' 2>&1; ! grep -q -e HANG -e error '$OUTDIR/gate_probe.txt'"
+fi
 [ "$NGPU" -ge 2 ] && bench pcpy 60 --coll-only -- SHMEM_FCOLLECT_ALGORITHM=pcpy SHMEM_ALLTOALL_ALGORITHM=pcpy
 
 echo

@@ -8,6 +8,10 @@
  *              releases them;
  *   started    requests started and neither waited for nor freed:
  *              finalize completes and releases them;
+ *   late       a persistent fcollect whose last PE starts 11 s after the
+ *              others: the wait still completes with the data, and under
+ *              SHMEM_DEBUG=1 the waiting PEs say after 10 s what they
+ *              wait for (the script looks for that line);
  *   churn      rounds of as many live requests as the team slots allow,
  *              all freed at the end of each round: queues come back for
  *              the next round, so no round runs out of engine queues.
@@ -16,6 +20,8 @@
 #include <shmemx.h>
 
 #include "mp.h"
+
+#include <unistd.h>
 
 #define NB 256 /* bytes per block */
 
@@ -66,6 +72,24 @@ static void mode_run(void)
         check(fdst, it, 0, "fcollectmem");
     }
     shmemx_req_free(a);
+    shmemx_req_free(f);
+}
+
+static void mode_late(void)
+{
+    unsigned char *fsrc = shmem_malloc(NB);
+    unsigned char *fdst = shmem_malloc((size_t)npes * NB);
+    shmemx_req_t f;
+
+    CHECK(fsrc && fdst, "shmem_malloc");
+    CHECK(shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, fdst, fsrc, NB, &f) == 0,
+          "fcollectmem_init");
+    fill(fsrc, me, 0, 1);
+    if (me == npes - 1 && npes > 1)
+        sleep(11);
+    CHECK(shmemx_req_start(f) == 0, "start fcollect");
+    CHECK(shmemx_req_wait(f) == 0, "wait fcollect");
+    check(fdst, 0, 0, "fcollectmem");
     shmemx_req_free(f);
 }
 
@@ -138,6 +162,8 @@ int main(int argc, char **argv)
         mode_leave(1);
     else if (!strcmp(mode, "churn"))
         mode_churn();
+    else if (!strcmp(mode, "late"))
+        mode_late();
     else
         MP_FAIL("unknown mode %s", mode);
     if (me == 0)

@@ -6,6 +6,8 @@
 #    behind its own unfired trigger; with that depth the same job passes;
 #  - finalize with requests never started, or started and not waited for,
 #    none freed: the job ends cleanly (under ASan: nothing leaked);
+#  - a PE that starts 11 s late: under SHMEM_DEBUG=1 the others say after
+#    10 s what they still wait for, and the data still arrives;
 #  - rounds of ~60 live pcpy requests created and freed: freed queues come
 #    back, so later rounds do not run out of engine queues (4 PEs: 3 queues
 #    a request; the free list used to keep 64 and lose the rest).
@@ -28,6 +30,14 @@ expect_err "SHMEM_SDMA_QUEUE_DEPTH to 32" "the error names the depth needed"
 run env SHMEM_SDMA_QUEUE_DEPTH=32 SHMEM_ALLTOALL_ALGORITHM=b2b \
     "$LAUNCHER" -n 5 --timeout 60 "$PROG" run "$MARK"
 expect_rc 0 "queue depth 32, 5 PEs"
+
+# SHMEM_DEBUG=1: a collective still waiting after 10 s says for what (its
+# queue's and each arrival word's value against the one wanted); the job
+# then completes (the late PE starts at 11 s) with the data checked.
+run env SHMEM_DEBUG=1 "$LAUNCHER" -n 2 --timeout 60 "$PROG" late "$MARK"
+expect_rc 0 "late start, 2 PEs"
+expect_err "shmemx_fcollectmem_init: stalled 10 s" "the waiting PE names its collective"
+expect_err "want" "the stall line says what is wanted"
 
 for n in 1 2 4; do
     for mode in run unstarted started; do
