@@ -13,22 +13,37 @@
 #                    libfabric provider (net-p2p-*.csv); against SOS where a
 #                    sos-p2p.csv is present, else the on-node dmashmem run
 #   network-coll-N.png  coll_bench over the network (net-coll-*-N.csv)
+#   devapi-bw.png    bench/gpu_devbench.cu, 1 PE (gpu_devbench-1pe.csv):
+#                    device heap -> host heap bandwidth of one GPU thread's
+#                    shmemx_dev_putmem (copy engines through the proxy)
+#                    against cudaMemcpyAsync (the engines' own speed) and
+#                    store-copy kernels on 1 CTA and on every SM
+#   devapi-lat.png   the same run's 8-byte put/p + quiet latencies, engines
+#                    against stores, 1 PE and (gpu_devbench-2pe.csv) 2 PEs
 #
 # A plot whose input is missing is skipped with a note. Sizes span
-# decades: both axes are logarithmic.
+# decades: the size axes are logarithmic.
 #
 #   bench/plots.sh [RESULTS_DIR [PLOTS_DIR]]
 #
 # RESULTS_DIR defaults to $BENCH_OUT, else bench/results under
-# $top_builddir; PLOTS_DIR to $PLOTS_OUT, else RESULTS_DIR/plots.
+# $top_builddir; PLOTS_DIR to $PLOTS_OUT, else RESULTS_DIR/plots. The
+# device API's CSV is taken from $DEVAPI_OUT, else the first of
+# RESULTS_DIR, $OUT and gpu-results in the source tree (where
+# `test/gpu/run-on-device.sh devapi` writes it) that holds one. The GPU
+# and the date for its titles come from $DEVAPI_MACHINE and $DEVAPI_DATE,
+# else from the "machine:" and "date:" lines of gpu_devbench-run.txt next
+# to the CSV, else "GPU not recorded" and the CSV's mtime.
 set -u
 top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-$(dirname "$0")/..}
 in=${1:-${BENCH_OUT:-$top_builddir/bench/results}}
 out=${2:-${PLOTS_OUT:-$in/plots}}
 
 command -v gnuplot >/dev/null ||
     { echo "plots: gnuplot not found (Debian/Ubuntu: apt-get install gnuplot-nox)" >&2; exit 1; }
-[ -d "$in" ] || { echo "plots: no results in $in (run make bench first)" >&2; exit 1; }
+# No bench results is not fatal: the device API's CSV may be elsewhere.
+[ -d "$in" ] || echo "plots: no results in $in (run make bench first)"
 mkdir -p "$out" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsm-plots.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -254,8 +269,151 @@ network() {
     done
 }
 
+# ------------------------------------------------------------------ devapi
+# dv FILE TEST VARIANT: gpu_devbench CSV (label,npes,test,variant,bytes,
+# value,unit), "bytes value" lines sorted by bytes. Some variants hold a
+# comma themselves ("engines,dev->host", "slowdown, dev_putmem 1 thread")
+# and the header does not say so: the fields are counted from both ends.
+dv() {
+    awk -F, -v t="$2" -v v="$3" 'NR > 1 && $3 == t {
+        var = $4
+        for (i = 5; i <= NF - 3; i++)
+            var = var "," $i
+        if (var == v)
+            print $(NF - 2), $(NF - 1)
+    }' "$1" | sort -n
+}
+# meta DIR KEY: the "KEY: value" line of DIR/gpu_devbench-run.txt.
+meta() {
+    sed -n "s/^$2: *//p" "$1/gpu_devbench-run.txt" 2>/dev/null | head -1
+}
+# Where the device API's CSV is: see the header.
+devapi_dir() {
+    local d
+    if [ -n "${DEVAPI_OUT:-}" ]; then
+        [ -s "$DEVAPI_OUT/gpu_devbench-1pe.csv" ] && echo "$DEVAPI_OUT"
+        return
+    fi
+    for d in "$in" "${OUT:-}" "$top_srcdir/gpu-results"; do
+        [ -n "$d" ] && [ -s "$d/gpu_devbench-1pe.csv" ] && { echo "$d"; return; }
+    done
+    return 1
+}
+
+devapi() {
+    local dir f1 f2 gpu when cmd spec v lg i n curves=0 pts=0 note
+    dir=$(devapi_dir) || {
+        echo "plots: no gpu_devbench-1pe.csv in ${DEVAPI_OUT:-$in${OUT:+, $OUT} or $top_srcdir/gpu-results}, devapi-bw.png and devapi-lat.png skipped"
+        return
+    }
+    f1=$dir/gpu_devbench-1pe.csv f2=$dir/gpu_devbench-2pe.csv
+    gpu=${DEVAPI_MACHINE:-$(meta "$dir" machine)}
+    when=${DEVAPI_DATE:-$(meta "$dir" date)}
+    cmd=$(meta "$dir" command)
+    gpu=${gpu:-GPU not recorded} when=${when:-$(stamp "$f1")}
+    cmd=${cmd:-test/gpu/run-on-device.sh devapi}
+
+    # Bandwidth: the engines driven from a kernel (one thread, through the
+    # proxy) against the same engines driven from the host, and against
+    # the SMs copying by stores.
+    i=1
+    for spec in "dev_putmem 1 thread|dmashmem shmemx_dev_putmem (1 thread, copy engines)" \
+        "cudaMemcpyAsync|cudaMemcpyAsync (the engines' own speed)" \
+        "store copy 1 CTA|store copy kernel, 1 CTA" \
+        "store copy all SMs|store copy kernel, all SMs"; do
+        IFS='|' read -r v lg <<<"$spec"
+        dv "$f1" bw_dev_to_host "$v" >"$tmp/dv-$i"
+        n=$(wc -l <"$tmp/dv-$i")
+        [ "$n" -gt 0 ] && curves=$((curves + 1)) pts=$((pts + n))
+        i=$((i + 1))
+    done
+    # The overlap rows: what each way of moving costs a concurrent kernel.
+    note=$(awk -F, 'NR > 1 && $3 == "overlap" && $4 == "slowdown" {
+            v = $5; sub(/^ +/, "", v)
+            b = $(NF - 2)
+            s = b >= 1073741824 ? b / 1073741824 " GiB" : b >= 1048576 ? b / 1048576 " MiB" : b " B"
+            out = out (out ? ", " : "") sprintf("%+.1f %% with %s", $(NF - 1), v)
+        } END { if (out) printf "time of a compute kernel on every SM while %s moves: %s", s, out }' "$f1")
+    {
+        gp_head "$out/devapi-bw.png" 1100 650
+        cat <<EOF
+set title "Device API: bandwidth device heap -> host heap, 1 PE\n$gpu; $when; $cmd" font ",11"
+unset logscale y
+set yrange [0:*]
+set xtics ("64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576, "4 MiB" 4194304, \\
+    "16 MiB" 16777216, "64 MiB" 67108864, "256 MiB" 268435456, "1 GiB" 1073741824)
+set xlabel "message size (bytes per transfer)"
+set ylabel "bandwidth (GB/s, median)"
+set key top left Left reverse box opaque samplen 3 font ",10"
+EOF
+        [ -n "$note" ] && echo "set label 2 \"$note\" at graph 0.98, graph 0.04 right font \",9\""
+        {
+            clause "$tmp/dv-1" "" 1 1 "dmashmem shmemx_dev_putmem (1 thread, copy engines)"
+            clause "$tmp/dv-2" "" 2 2 "cudaMemcpyAsync (the engines' own speed)"
+            clause "$tmp/dv-3" "" 3 1 "store copy kernel, 1 CTA"
+            clause "$tmp/dv-4" "" 4 1 "store copy kernel, all SMs"
+        } | plot_line
+    } >"$tmp/devapi-bw.gp"
+    gnuplot "$tmp/devapi-bw.gp" && made=$((made + 1)) &&
+        echo "plots: $out/devapi-bw.png ($curves curves, $pts points)"
+
+    # Latency of one 8-byte operation and its quiet, engines against
+    # stores: a bar per run (1 PE; 2 PEs on the one GPU, to the peer).
+    local rows=0 runs=1 a b xt="" t tests
+    tests=("dev_put_quiet|engines,dev->host|put 8 B + quiet\\nengines, dev -> host"
+        "dev_put_quiet|stores,dev->host|put 8 B + quiet\\nstores, dev -> host"
+        "dev_p_quiet|stores,host word|p 8 B + quiet\\nstores, host word"
+        "dev_put_quiet|engines,dev->dev|put 8 B + quiet\\nengines, dev -> dev"
+        "dev_put_quiet|engines,after 10 ms idle|put 8 B + quiet, engines,\\nafter 10 ms idle (median of 15)")
+    [ -s "$f2" ] && runs=2
+    : >"$tmp/lat"
+    for spec in "${tests[@]}"; do
+        IFS='|' read -r t v lg <<<"$spec"
+        a=$(dv "$f1" "$t" "$v" | awk '{ print $2; exit }')
+        [ -n "$a" ] || continue
+        b=NaN
+        [ -s "$f2" ] && b=$(dv "$f2" "$t" "$v" | awk '{ print $2; exit }')
+        echo "$rows ${a} ${b:-NaN}" >>"$tmp/lat"
+        xt="$xt${xt:+, }\"$lg\" $rows"
+        rows=$((rows + 1))
+    done
+    [ "$rows" -gt 0 ] || { echo "plots: no latency rows in $f1, devapi-lat.png skipped"; return; }
+    {
+        cat <<EOF
+set terminal pngcairo size 1100,600 font "DejaVu Sans,10" linewidth 1.5 noenhanced
+set output "$out/devapi-lat.png"
+set title "Device API: one 8-byte operation + shmemx_dev_quiet from one GPU thread\n$gpu; $when; $cmd" font ",11"
+set style data histogram
+set style histogram clustered gap 1
+set style fill solid 0.8 border rgb "#333333"
+set boxwidth 0.9
+set logscale y 10
+set yrange [0.5:400]
+set format y "%g"
+set ylabel "time (us, median of 2,000)"
+set grid ytics mytics lc rgb "#dddddd"
+set xtics ($xt) nomirror
+set xtics font ",9.5"
+set xrange [-0.6:$rows - 0.4]
+set bmargin 4
+set key top left Left reverse box opaque font ",10"
+EOF
+        printf 'plot "%s" using 2 title "1 PE" lc rgb "#1f77b4", ' "$tmp/lat"
+        printf '"" using ($1 - %s):2:(sprintf("%%.1f", $2)) with labels offset 0,0.8 notitle' \
+            "$([ $runs = 2 ] && echo 0.1667 || echo 0)"
+        if [ $runs = 2 ]; then
+            printf ', "" using 3 title "2 PEs on the one GPU (CUDA MPS), each to the other, both at once" lc rgb "#ff7f0e"'
+            printf ', "" using ($1 + 0.1667):3:(sprintf("%%.1f", $3)) with labels offset 0,0.8 notitle'
+        fi
+        echo
+    } >"$tmp/devapi-lat.gp"
+    gnuplot "$tmp/devapi-lat.gp" && made=$((made + 1)) &&
+        echo "plots: $out/devapi-lat.png ($rows rows, $runs run(s))"
+}
+
 p2p
 coll
 network
+devapi
 [ "$made" -gt 0 ] || { echo "plots: nothing to plot in $in" >&2; exit 1; }
 echo "plots: $made PNG file(s) in $out"
