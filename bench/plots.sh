@@ -36,7 +36,7 @@
 # to the CSV, else "GPU not recorded" and the CSV's mtime.
 set -u
 top_builddir=${top_builddir:-.}
-top_srcdir=${top_srcdir:-$(dirname "$0")/..}
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 in=${1:-${BENCH_OUT:-$top_builddir/bench/results}}
 out=${2:-${PLOTS_OUT:-$in/plots}}
 
