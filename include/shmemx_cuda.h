@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmemx.h> /* shmemx_req_t */
 #include <shmemx_dev_common.h>
 
 #ifdef __cplusplus
@@ -51,6 +52,11 @@ typedef struct shmemx_dev_slot {
 } shmemx_dev_slot_t;
 #define SHMEMX_DEV_OP_COPY 1u   /* len bytes src -> dst on the engines */
 #define SHMEMX_DEV_OP_SIGNAL 2u /* *(uint64_t *)dst = src, after the above */
+/* Work for the host proxy's CPU, after every earlier slot is done: dst says
+ * what, src is its argument (a shmemx_req_t). */
+#define SHMEMX_DEV_OP_HOST 3u
+#define SHMEMX_DEV_HOST_REQ_START 1u
+#define SHMEMX_DEV_HOST_REQ_WAIT 2u
 
 
 /* Index (in 64-bit words) of the counters in a PE's word block (device
@@ -443,6 +449,37 @@ SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
         while (shmemx_dev__ld_acq(&d.words[SHMEMX_DEV_W_ARRIVE + from]) < e)
             __nanosleep(100);
     }
+}
+
+/* ---- persistent collectives (shmemx_req(3)) ----
+ *
+ * A request made on the host (shmemx_fcollectmem_init,
+ * shmemx_alltoallmem_init) is started and waited for from a kernel: one
+ * thread of the PE calls these, with the handle passed to the kernel as an
+ * argument. Both go through the FIFO as HOST requests: the proxy thread
+ * runs the request's own shmemx_req_start / shmemx_req_wait on the CPU
+ * once every request issued before them is done, so a start sees the data
+ * the kernel put before it (its own stores to source need nothing more:
+ * the slot is published after a system-scope fence). The instance itself
+ * is the pre-launched chain of the host API: the start is the trigger.
+ * While the proxy waits for a collective, later FIFO requests of the PE
+ * wait behind it. The host must not start, wait for or free the same
+ * request while a kernel uses it. */
+SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_req_t req)
+{
+    shmemx_dev__push(d, shmemx_dev__reserve(d, 1), SHMEMX_DEV_OP_HOST,
+                     SHMEMX_DEV_HOST_REQ_START, (uint64_t)(uintptr_t)req, 0);
+}
+
+/* Returns when the started instance is complete: dest holds every PE's
+ * block and may be read (system scope) by this kernel. */
+SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_req_t req)
+{
+    unsigned long long t = shmemx_dev__reserve(d, 1);
+    shmemx_dev__push(d, t, SHMEMX_DEV_OP_HOST, SHMEMX_DEV_HOST_REQ_WAIT,
+                     (uint64_t)(uintptr_t)req, 0);
+    shmemx_dev__wait_done(d, t + 1);
+    __threadfence_system();
 }
 
 #undef SHMEMX_DEV__FAIL

@@ -147,6 +147,11 @@ dsm_team_t *dsm_team_aset(int start, int log_stride, int size,
  * duration (callers do not), writes dest on every member including this
  * one, and fails the job on misuse. The deprecated active-set routines call
  * them with an active-set team (sig_world = 1: see "Indexing" above). */
+/* A persistent request started (wait 0) or waited for (wait 1) on behalf
+ * of a GPU kernel (the device API's proxy thread, runtime/devapi.c): the
+ * request is checked and errors end the job naming routine. */
+void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine);
+
 void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
                        size_t nbytes);
 void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,

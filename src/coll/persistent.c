@@ -533,6 +533,19 @@ int pshmemx_req_wait(shmemx_req_t req)
 }
 DSM_WEAKX(req_wait)
 
+void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine)
+{
+    struct dsm_coll_req *r = req_check(req, routine);
+    if (wait) {
+        pshmemx_req_wait(r);
+        return;
+    }
+    if (r->started != r->completed)
+        dsm_rt_fatal(routine, "request %p is active (started again without "
+                     "shmemx_dev_req_wait or shmemx_req_wait)", (void *)r);
+    pshmemx_req_start(r);
+}
+
 /* Finish what r has running and give back what it holds. fini: called by
  * finalize for a request the program never freed; its team goes without
  * the collective destroy (finalize has synchronised every PE already). */

@@ -10,6 +10,7 @@
  */
 #include "rt.h"
 #include "gpu.h"
+#include "coll/coll.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -25,8 +26,25 @@ _Static_assert(offsetof(shmemx_dev_slot_t, ctl) ==
                    offsetof(dsm_sdma_devreq_t, ctl),
                "device API slot layout");
 _Static_assert(SHMEMX_DEV_OP_COPY == DSM_SDMA_DEVREQ_COPY &&
-                   SHMEMX_DEV_OP_SIGNAL == DSM_SDMA_DEVREQ_SIGNAL,
+                   SHMEMX_DEV_OP_SIGNAL == DSM_SDMA_DEVREQ_SIGNAL &&
+                   SHMEMX_DEV_OP_HOST == DSM_SDMA_DEVREQ_HOST,
                "device API operation codes");
+
+/* A kernel's HOST request, on the proxy thread (shmemx_dev_req_start and
+ * shmemx_dev_req_wait: the persistent collective's own start and wait,
+ * src/coll/persistent.c). */
+static void dev_host_op(uint64_t what, uint64_t arg)
+{
+    shmemx_req_t req = (shmemx_req_t)(uintptr_t)arg;
+    if (what == SHMEMX_DEV_HOST_REQ_START)
+        dsm_coll_req_device(req, 0, "shmemx_dev_req_start");
+    else if (what == SHMEMX_DEV_HOST_REQ_WAIT)
+        dsm_coll_req_device(req, 1, "shmemx_dev_req_wait");
+    else
+        dsm_rt_fatal("shmemx_dev_get", "a kernel wrote an unknown host "
+                     "request %llu into the device API's FIFO",
+                     (unsigned long long)what);
+}
 
 /* Measured on H200 (docs/PERFORMANCE.md, "Device API"): below this a
  * thread's own stores beat a round trip through the proxy and engines. */
@@ -104,6 +122,7 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
         .slots = (uint64_t)slots,
         .spin_us = dsm_env.dev_proxy_spin_us,
         .complete = (uint64_t *)&dev.words[SHMEMX_DEV_W_COMPLETE],
+        .host_op = dev_host_op,
     };
     if ((st = g->devfifo_open(&c, &f)) != DSM_OK)
         dsm_rt_fatal(rn, "cannot open the request FIFO (%s)",

@@ -241,11 +241,16 @@ typedef struct dsm_sdma_devreq {
 } dsm_sdma_devreq_t;
 #define DSM_SDMA_DEVREQ_COPY 1u
 #define DSM_SDMA_DEVREQ_SIGNAL 2u
+/* Work for the CPU (dst: what, src: its argument; e.g. start a persistent
+ * collective): the proxy runs host_op once every earlier slot is done,
+ * and counts the slot complete when host_op has returned. */
+#define DSM_SDMA_DEVREQ_HOST 3u
 typedef struct dsm_sdma_devfifo_config {
     uint64_t slots;     /* power of two */
     long spin_us;       /* the proxy polls without sleeping this long after
                          * the last request, then sleeps in growing steps */
     uint64_t *complete; /* device word: slots done (written by the stream) */
+    void (*host_op)(uint64_t what, uint64_t arg); /* DSM_SDMA_DEVREQ_HOST */
 } dsm_sdma_devfifo_config_t;
 typedef struct dsm_sdma_devfifo {
     uint64_t fifo;     /* GPU address of the slots */

@@ -24,6 +24,11 @@
  *            (run with SHMEM_DEV_FIFO_SLOTS=64: the FIFO wraps hundreds of
  *            times and is full most of the time), quiet, data checked
  *   barrier  1000 rounds of p to the next PE + barrier_all + check
+ *   req      persistent collectives made on the host, started and waited
+ *            for from a kernel (shmemx_dev_req_start/_wait): fcollect of
+ *            device-heap buffers 1000 times and alltoall of host-heap
+ *            buffers 100 times, the kernel writing fresh source data
+ *            before each start and checking every byte after each wait
  *
  *   dev_api [phase ...]   (default: all)
  */
@@ -504,6 +509,94 @@ static void phase_barrier(shmemx_dev_t d)
     shmem_free(word);
 }
 
+/* ------------------------------------------------------------ req */
+
+#define REQ_NB 256
+
+/* One thread: fresh source, start, wait, check, rounds times. a2a: source
+ * holds npes blocks (block t for PE t), else one. */
+__global__ void k_req(shmemx_dev_t d, shmemx_req_t req, unsigned char *src,
+                      const unsigned char *dst, int a2a, int rounds,
+                      unsigned long long *bad)
+{
+    const int n = d.npes;
+    for (int r = 0; r < rounds; r++) {
+        for (int t = 0; t < (a2a ? n : 1); t++)
+            for (size_t i = 0; i < REQ_NB; i++)
+                src[(size_t)t * REQ_NB + i] =
+                    pat(a2a ? d.me * n + t : d.me, i, r);
+        /* Every PE has checked instance r - 1 before anyone starts r. */
+        shmemx_dev_barrier_all(d);
+        shmemx_dev_req_start(d, req);
+        shmemx_dev_req_wait(d, req);
+        for (int s = 0; s < n; s++)
+            for (size_t i = 0; i < REQ_NB; i++)
+                if (((const volatile unsigned char *)dst)[(size_t)s * REQ_NB +
+                                                          i] !=
+                    pat(a2a ? s * n + d.me : s, i, r)) {
+                    atomicAdd(bad, 1ull);
+                    break;
+                }
+    }
+}
+
+static void req_run(shmemx_dev_t d, int a2a, int device, int rounds)
+{
+    const size_t nb = (size_t)REQ_NB * (size_t)npes;
+    unsigned char *src, *dst;
+    unsigned long long *bad, h;
+    shmemx_req_t req;
+
+    src = (unsigned char *)(device ? shmemx_malloc_device(nb)
+                                   : shmem_malloc(nb));
+    dst = (unsigned char *)(device ? shmemx_malloc_device(nb)
+                                   : shmem_malloc(nb));
+    if (!src || !dst) {
+        FAIL("req: symmetric allocation");
+        return;
+    }
+    zero(dst, nb);
+    if ((a2a ? shmemx_alltoallmem_init(SHMEM_TEAM_WORLD, dst, src, REQ_NB,
+                                       &req)
+             : shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, dst, src, REQ_NB,
+                                       &req)) != 0) {
+        FAIL("req: %s_init", a2a ? "alltoallmem" : "fcollectmem");
+        return;
+    }
+    CK(cudaMalloc(&bad, sizeof(*bad)));
+    CK(cudaMemset(bad, 0, sizeof(*bad)));
+    shmem_barrier_all();
+    k_req<<<1, 1>>>(d, req, src, dst, a2a, rounds, bad);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDefault));
+    if (h)
+        FAIL("req: %s of %s memory from a kernel: %llu of %d rounds wrong",
+             a2a ? "alltoall" : "fcollect", device ? "device" : "host", h,
+             rounds);
+    /* The host may use the request again once the kernel is done. */
+    fill(src, REQ_NB * (size_t)(a2a ? npes : 1), me, 7);
+    shmem_barrier_all();
+    if (!a2a) {
+        shmemx_req_start(req);
+        shmemx_req_wait(req);
+        for (int s = 0; s < npes; s++)
+            if (check(dst + (size_t)s * REQ_NB, REQ_NB, s, 7))
+                FAIL("req: host start after the kernel: block %d", s);
+    }
+    shmem_barrier_all();
+    shmemx_req_free(req);
+    CK(cudaFree(bad));
+    shmem_free(dst);
+    shmem_free(src);
+}
+
+static void phase_req(shmemx_dev_t d)
+{
+    req_run(d, 0, 1, 1000);
+    req_run(d, 1, 0, 100);
+}
+
 /* ------------------------------------------------------------ main */
 
 static const struct {
@@ -513,6 +606,7 @@ static const struct {
     {"rma", phase_rma},       {"signal", phase_signal},
     {"pg", phase_pg},         {"amo", phase_amo},
     {"stress", phase_stress}, {"barrier", phase_barrier},
+    {"req", phase_req},
 };
 
 int main(int argc, char **argv)

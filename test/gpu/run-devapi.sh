@@ -105,7 +105,7 @@ run "dev_api 2 PEs, 1 GPU (count launches)" 60 env SHMEM_CUDA_COUNT_LAUNCHES=1 \
 kcount "dev_api, 2 PEs"
 run "dev_api 2 PEs stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 2 --timeout 35 "$B/dev_api" stress
-run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier
+run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier req
 
 bench 2pe 2 60 --max 1048576
 

@@ -17,6 +17,9 @@
  *
  * One queue, one stream: requests complete in ticket order, so a kernel's
  * quiet is "complete >= issue" and a signal after data never overtakes it.
+ * A HOST slot (a persistent collective's start or wait from a kernel)
+ * ends its batch: the proxy waits for what came before, calls the
+ * runtime's host_op on this thread, then counts the slot complete.
  *
  * The thread exists only once a process asked for the device API
  * (shmemx_dev_get). It polls without sleeping for spin_us after the last
@@ -43,9 +46,10 @@ static struct {
     uint64_t slots;
     long spin_us;
     uint64_t *complete;
+    void (*host_op)(uint64_t what, uint64_t arg);
     pthread_t th;
     volatile int stop;
-    uint64_t requests, batches, sleeps;
+    uint64_t requests, batches, sleeps, host_ops;
 } dv;
 
 static void *proxy_main(void *arg)
@@ -62,11 +66,20 @@ static void *proxy_main(void *arg)
     }
     while (!dv.stop) {
         size_t n = 0;
+        int host = 0;
+        uint64_t what = 0, harg = 0;
         while (n < DEV_BATCH_MAX) {
             volatile dsm_sdma_devreq_t *r = &dv.fifo[head & mask];
             uint64_t ctl = __atomic_load_n(&r->ctl, __ATOMIC_ACQUIRE);
             if ((uint32_t)(ctl >> 32) != (uint32_t)(head / dv.slots + 1))
                 break;
+            if ((ctl & 0xff) == DSM_SDMA_DEVREQ_HOST) {
+                /* Ends the batch: run after everything before it. */
+                host = 1;
+                what = r->dst;
+                harg = r->src;
+                break;
+            }
             dsm_cmd_t *c = &cmds[n++];
             memset(c, 0, sizeof(*c));
             if ((ctl & 0xff) == DSM_SDMA_DEVREQ_SIGNAL) {
@@ -92,6 +105,32 @@ static void *proxy_main(void *arg)
             __atomic_store_n(dv.consumed, head, __ATOMIC_RELEASE);
             dv.requests += n;
             dv.batches++;
+            last = dsm_now_ns();
+            sleep_ns = 0;
+            if (!host)
+                continue;
+        }
+        if (host) {
+            /* CPU work for the kernel (a persistent collective's start or
+             * wait): the requests before it complete first, so a start
+             * sees the data its kernel put before it, and its own slot
+             * counts complete only once host_op returned (a wait: the
+             * collective is done). The FIFO's later requests wait. */
+            while (__atomic_load_n(&dv.q->retired, __ATOMIC_ACQUIRE) < posted) {
+                dsm_sdma_progress(s, 0);
+                dsm_cpu_relax();
+            }
+            dv.host_op(what, harg);
+            head++;
+            dsm_cmd_t *c = &cmds[0];
+            memset(c, 0, sizeof(*c));
+            c->op = DSM_CMD_SIGNAL;
+            c->u.sig.word = dv.complete;
+            c->u.sig.value = head;
+            posted = dsm_sdma_post(dv.q, cmds, 1);
+            __atomic_store_n(dv.consumed, head, __ATOMIC_RELEASE);
+            dv.requests++;
+            dv.host_ops++;
             last = dsm_now_ns();
             sleep_ns = 0;
             continue;
@@ -153,6 +192,7 @@ dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
     dv.slots = c->slots;
     dv.spin_us = c->spin_us;
     dv.complete = c->complete;
+    dv.host_op = c->host_op;
     dv.stop = 0;
     if (pthread_create(&dv.th, NULL, proxy_main, s)) {
         dsm_log_error("shmemx_dev_get: cannot start the proxy thread: %s",
@@ -177,10 +217,10 @@ void dsm_cuda_devfifo_close(int stats)
     if (stats)
         dsm_log_warn(
             "cuda: device API proxy: %llu requests in %llu batches "
-            "(%.1f per batch), %llu idle sleeps",
+            "(%.1f per batch), %llu run by the CPU, %llu idle sleeps",
             (unsigned long long)dv.requests, (unsigned long long)dv.batches,
             dv.batches ? (double)dv.requests / (double)dv.batches : 0.0,
-            (unsigned long long)dv.sleeps);
+            (unsigned long long)dv.host_ops, (unsigned long long)dv.sleeps);
     CUcontext prev = dsm_cuda_ctx_enter();
     dsm_cu.MemFreeHost(dv.host);
     dsm_cuda_ctx_leave(prev);
