@@ -390,7 +390,7 @@ set boxwidth 0.9
 set logscale y 10
 set yrange [0.5:400]
 set format y "%g"
-set ylabel "time (us, median of 2,000)"
+set ylabel "time (us; median of 1,800 after 200 of warm-up)"
 set grid ytics mytics lc rgb "#dddddd"
 set xtics ($xt) nomirror
 set xtics font ",9.5"
