@@ -451,6 +451,50 @@ SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
     }
 }
 
+/* ---- _warp and _block forms ----
+ *
+ * Thin wrappers, for code written against NVSHMEM's group routines: every
+ * thread of the warp (all 32 lanes) or of the block calls with the same
+ * arguments; the group synchronises (so what its threads wrote to the
+ * source is visible), one leader (lane 0, thread 0) issues the single
+ * routine, and the group synchronises again, so the blocking forms return
+ * in every thread once the transfer is complete. One thread already moves
+ * any amount of data on the engines: the group adds no bandwidth, only the
+ * convenience of calling from all threads. */
+SHMEMX_DEV_FN unsigned shmemx_dev__tid(void)
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+#define SHMEMX_DEV__GROUP(NAME, PARAMS, ARGS)                                  \
+    SHMEMX_DEV_FN void shmemx_dev_##NAME##_warp PARAMS                         \
+    {                                                                          \
+        __syncwarp();                                                          \
+        if ((shmemx_dev__tid() & 31u) == 0)                                    \
+            shmemx_dev_##NAME ARGS;                                            \
+        __syncwarp();                                                          \
+    }                                                                          \
+    SHMEMX_DEV_FN void shmemx_dev_##NAME##_block PARAMS                        \
+    {                                                                          \
+        __syncthreads();                                                       \
+        if (shmemx_dev__tid() == 0)                                            \
+            shmemx_dev_##NAME ARGS;                                            \
+        __syncthreads();                                                       \
+    }
+#define SHMEMX_DEV__RMA_PARAMS                                                 \
+    (shmemx_dev_t d, void *dest, const void *src, size_t n, int pe)
+SHMEMX_DEV__GROUP(putmem, SHMEMX_DEV__RMA_PARAMS, (d, dest, src, n, pe))
+SHMEMX_DEV__GROUP(putmem_nbi, SHMEMX_DEV__RMA_PARAMS, (d, dest, src, n, pe))
+SHMEMX_DEV__GROUP(getmem, SHMEMX_DEV__RMA_PARAMS, (d, dest, src, n, pe))
+SHMEMX_DEV__GROUP(getmem_nbi, SHMEMX_DEV__RMA_PARAMS, (d, dest, src, n, pe))
+SHMEMX_DEV__GROUP(putmem_signal_nbi,
+                  (shmemx_dev_t d, void *dest, const void *src, size_t n,
+                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe),
+                  (d, dest, src, n, sig_addr, signal, sig_op, pe))
+SHMEMX_DEV__GROUP(quiet, (shmemx_dev_t d), (d))
+SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
+#undef SHMEMX_DEV__RMA_PARAMS
+#undef SHMEMX_DEV__GROUP
+
 /* ---- persistent collectives (shmemx_req(3)) ----
  *
  * A request made on the host (shmemx_fcollectmem_init,

@@ -24,6 +24,14 @@
  *            (run with SHMEM_DEV_FIFO_SLOTS=64: the FIFO wraps hundreds of
  *            times and is full most of the time), quiet, data checked
  *   barrier  1000 rounds of p to the next PE + barrier_all + check
+ *   group    the _block and _warp forms: 2 blocks of 128 threads fill
+ *            their part of the source together, then putmem_block /
+ *            getmem_block (64 KiB a block) and putmem_nbi_warp +
+ *            quiet_warp (4 KiB a warp), barrier_all_block; data checked
+ *   graph    a kernel using the API captured in a CUDA graph and the graph
+ *            launched 100 times: each replay puts 64 KiB with a signal
+ *            (round number, kept in device memory) to the next PE, waits
+ *            for the previous PE's, checks it and acks with a p
  *   req      persistent collectives made on the host, started and waited
  *            for from a kernel (shmemx_dev_req_start/_wait): fcollect of
  *            device-heap buffers 1000 times and alltoall of host-heap
@@ -31,6 +39,9 @@
  *            before each start and checking every byte after each wait
  *
  *   dev_api [phase ...]   (default: all)
+ *   dev_api hang MARK     every PE's kernel waits on a signal that never
+ *                         comes after printing "ready" (gpu_kill.sh kills
+ *                         a PE: the job must end, nothing left behind)
  */
 #include <cuda_runtime.h>
 #include <shmem.h>
@@ -509,6 +520,144 @@ static void phase_barrier(shmemx_dev_t d)
     shmem_free(word);
 }
 
+/* ------------------------------------------------------------ group */
+
+#define GRP_CH (64 << 10)  /* bytes a block */
+#define GRP_WCH (4 << 10)  /* bytes a warp */
+#define GRP_BLOCKS 2
+#define GRP_THREADS 128
+#define GRP_WARPS (GRP_BLOCKS * GRP_THREADS / 32)
+#define GRP_BYTES (GRP_BLOCKS * GRP_CH + GRP_WARPS * GRP_WCH)
+
+__global__ void k_group(shmemx_dev_t d, char *src, char *dst, int next)
+{
+    const size_t b = blockIdx.x, t = threadIdx.x;
+    const size_t w = (b * GRP_THREADS + t) / 32, lane = t & 31;
+    /* The block's part, filled by all its threads: the leader's put must
+     * wait for them (the form's first synchronisation). */
+    for (size_t i = t; i < GRP_CH; i += GRP_THREADS)
+        src[b * GRP_CH + i] = (char)pat(d.me, b * GRP_CH + i, 50);
+    char *wsrc = src + GRP_BLOCKS * GRP_CH + w * GRP_WCH;
+    for (size_t i = lane; i < GRP_WCH; i += 32)
+        wsrc[i] = (char)pat(d.me, GRP_BLOCKS * GRP_CH + w * GRP_WCH + i, 50);
+    shmemx_dev_putmem_block(d, dst + b * GRP_CH, src + b * GRP_CH, GRP_CH,
+                            next);
+    shmemx_dev_putmem_nbi_warp(d, dst + (wsrc - src), wsrc, GRP_WCH, next);
+    shmemx_dev_quiet_warp(d);
+    /* The block form of the barrier (block 0 of every PE; b is uniform
+     * in a block, so its __syncthreads are too). */
+    if (b == 0)
+        shmemx_dev_barrier_all_block(d);
+}
+
+__global__ void k_group_get(shmemx_dev_t d, char *src, char *gbuf, int next)
+{
+    const size_t b = blockIdx.x;
+    shmemx_dev_getmem_block(d, gbuf + b * GRP_CH, src + b * GRP_CH, GRP_CH,
+                            next);
+}
+
+static void phase_group(shmemx_dev_t d)
+{
+    char *src = (char *)shmemx_malloc_device(GRP_BYTES);
+    char *dst = (char *)shmemx_malloc_device(GRP_BYTES);
+    char *gbuf = (char *)shmemx_malloc_device(GRP_BLOCKS * GRP_CH);
+    const int next = (me + 1) % npes, prev = (me - 1 + npes) % npes;
+    if (!src || !dst || !gbuf) {
+        FAIL("group: allocation failed");
+        return;
+    }
+    zero(src, GRP_BYTES);
+    zero(dst, GRP_BYTES);
+    zero(gbuf, GRP_BLOCKS * GRP_CH);
+    shmem_barrier_all();
+    k_group<<<GRP_BLOCKS, GRP_THREADS>>>(d, src, dst, next);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    shmem_barrier_all();
+    k_group_get<<<GRP_BLOCKS, GRP_THREADS>>>(d, src, gbuf, next);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    shmem_barrier_all();
+    if (check(dst, GRP_BYTES, prev, 50))
+        FAIL("group: putmem_block / putmem_nbi_warp data from PE %d", prev);
+    if (check(gbuf, GRP_BLOCKS * GRP_CH, next, 50))
+        FAIL("group: getmem_block data from PE %d", next);
+    shmem_barrier_all();
+    shmem_free(gbuf);
+    shmem_free(dst);
+    shmem_free(src);
+}
+
+/* ------------------------------------------------------------ graph */
+
+#define GRAPH_N (64 << 10)
+#define GRAPH_REPLAYS 100
+
+struct graph_words {
+    uint64_t sig;  /* round + 1 from the previous PE */
+    uint64_t ack;  /* round + 1 from the next PE: it has checked round */
+    unsigned long long round, bad;
+};
+
+__global__ void k_graph(shmemx_dev_t d, char *src, char *dst,
+                        graph_words *w)
+{
+    const int next = (d.me + 1) % d.npes, prev = (d.me - 1 + d.npes) % d.npes;
+    const unsigned long long r = w->round++; /* this replay's round */
+    /* The next PE has checked the previous round before dst is reused. */
+    shmemx_dev_signal_wait_until(d, &w->ack, SHMEM_CMP_GE, r);
+    for (size_t i = 0; i < GRAPH_N; i++)
+        src[i] = (char)pat(d.me, i, (int)r);
+    __threadfence_system();
+    shmemx_dev_putmem_signal_nbi(d, dst, src, GRAPH_N, &w->sig, r + 1,
+                                 SHMEM_SIGNAL_SET, next);
+    shmemx_dev_signal_wait_until(d, &w->sig, SHMEM_CMP_GE, r + 1);
+    for (size_t i = 0; i < GRAPH_N; i++)
+        if (((volatile char *)dst)[i] != (char)pat(prev, i, (int)r)) {
+            w->bad++;
+            break;
+        }
+    shmemx_dev_uint64_p(d, &w->ack, r + 1, prev);
+    shmemx_dev_quiet(d);
+}
+
+static void phase_graph(shmemx_dev_t d)
+{
+    char *src = (char *)shmemx_malloc_device(GRAPH_N);
+    char *dst = (char *)shmemx_malloc_device(GRAPH_N);
+    graph_words *w = (graph_words *)shmemx_malloc_device(sizeof(graph_words));
+    graph_words h;
+    cudaStream_t st;
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    if (!src || !dst || !w) {
+        FAIL("graph: allocation failed");
+        return;
+    }
+    zero(w, sizeof(*w));
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    k_graph<<<1, 1, 0, st>>>(d, src, dst, w);
+    CK(cudaStreamEndCapture(st, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    shmem_barrier_all(); /* every PE's words are zero */
+    for (int k = 0; k < GRAPH_REPLAYS; k++)
+        CK(cudaGraphLaunch(ge, st));
+    CK(cudaStreamSynchronize(st));
+    CK(cudaMemcpy(&h, w, sizeof(h), cudaMemcpyDefault));
+    if (h.round != GRAPH_REPLAYS || h.bad)
+        FAIL("graph: %llu replays ran (want %d), %llu saw wrong data",
+             h.round, GRAPH_REPLAYS, h.bad);
+    shmem_barrier_all();
+    CK(cudaGraphExecDestroy(ge));
+    CK(cudaGraphDestroy(g));
+    CK(cudaStreamDestroy(st));
+    shmem_free(w);
+    shmem_free(dst);
+    shmem_free(src);
+}
+
 /* ------------------------------------------------------------ req */
 
 #define REQ_NB 256
@@ -597,6 +746,29 @@ static void phase_req(shmemx_dev_t d)
     req_run(d, 1, 0, 100);
 }
 
+/* ------------------------------------------------------------ hang */
+
+__global__ void k_hang(shmemx_dev_t d, uint64_t *sig)
+{
+    shmemx_dev_signal_wait_until(d, sig, SHMEM_CMP_GE, 1);
+}
+
+static void hang(shmemx_dev_t d)
+{
+    uint64_t *sig = (uint64_t *)shmemx_malloc_device(8);
+    zero(sig, 8);
+    shmem_barrier_all();
+    k_hang<<<1, 1>>>(d, sig);
+    CK(cudaGetLastError());
+    shmem_barrier_all();
+    if (me == 0) {
+        printf("ready\n");
+        fflush(stdout);
+    }
+    CK(cudaDeviceSynchronize()); /* until a PE is killed */
+    FAIL("hang: the kernel returned");
+}
+
 /* ------------------------------------------------------------ main */
 
 static const struct {
@@ -606,6 +778,7 @@ static const struct {
     {"rma", phase_rma},       {"signal", phase_signal},
     {"pg", phase_pg},         {"amo", phase_amo},
     {"stress", phase_stress}, {"barrier", phase_barrier},
+    {"group", phase_group},   {"graph", phase_graph},
     {"req", phase_req},
 };
 
@@ -621,6 +794,10 @@ int main(int argc, char **argv)
     npes = shmem_n_pes();
     shmemx_dev_t d;
     shmemx_dev_get(&d);
+    if (argc > 1 && !strcmp(argv[1], "hang")) {
+        hang(d);
+        return 1;
+    }
     for (size_t i = 0; i < sizeof(phases) / sizeof(*phases); i++) {
         int run = argc < 2;
         for (int a = 1; a < argc; a++)

@@ -1,10 +1,15 @@
 #!/bin/bash
 # A PE killed mid-job (while both PEs move device memory with the copy
-# engines) ends the job, and no process of it is left on any GPU.
+# engines, or wait in a kernel) ends the job, and no process of it is left
+# on any GPU, nothing in /dev/shm.
 # Skipped (77) where there is no GPU or no nvidia-smi.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
+# GPU_PROG (default gpu_rma) is run as `GPU_PROG hang MARK`: it prints
+# "ready" once its PEs are busy on the GPU (gpu_rma: copy-engine traffic;
+# test/gpu/dev_api.cu: a kernel waiting on a device API signal).
 GPU_PROG=${GPU_PROG:-$top_builddir/test/gpu/gpu_rma}
+GPU_COMM=$(basename "$GPU_PROG")
 command -v nvidia-smi >/dev/null 2>&1 || { echo "SKIP: no nvidia-smi"; exit 77; }
 nvidia-smi -L >/dev/null 2>&1 || { echo "SKIP: no GPU"; exit 77; }
 [ -x "$GPU_PROG" ] || { echo "SKIP: $GPU_PROG not built"; exit 77; }
@@ -14,7 +19,7 @@ gpu_pe_pids() {
     local p
     for p in $(pgrep -f -- "$MARK"); do
         case "$(ps -o comm= -p "$p" 2>/dev/null)" in
-        gpu_rma | lt-gpu_rma) echo "$p" ;;
+        "$GPU_COMM" | "lt-$GPU_COMM") echo "$p" ;;
         esac
     done
 }
@@ -55,4 +60,5 @@ for i in $(seq 100); do
 done
 [ -z "$left" ] || fail "after kill -9: still running or on a GPU:$left"
 echo "nvidia-smi compute apps after the job: $(gpu_pids | tr '\n' ' ')"
+expect_clean "kill -9 of a GPU PE ($GPU_COMM)"
 echo "PASS: gpu_kill"

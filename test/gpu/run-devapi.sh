@@ -11,6 +11,7 @@
 #       kernel count (SHMEM_CUDA_COUNT_LAUNCHES=1: the library launches none)
 #   gpu_devbench 1 PE (latency, bandwidth 64 KiB .. 1 GiB, overlap) and
 #       2 PEs (latency between the PEs)
+#   gpu_kill.sh with dev_api hang: a PE killed while its kernel waits
 # then stops MPS, checks that nothing is left in /dev/shm, and prints the
 # summary and the benchmark rows last. Logs under OUTDIR.
 set -u
@@ -32,7 +33,8 @@ B=$SRC/build-dev
 rm -rf "$B" && mkdir -p "$B" && cd "$B" || exit 1
 if { "$SRC/configure" --without-hwloc --without-ofi --without-pmix \
         --disable-werror && \
-     make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher; } \
+     make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
+        test/mp/exit_prog; } \
     >"$OUTDIR/build.log" 2>&1; then
     row "build (configure + make)" ok
 else
@@ -105,7 +107,7 @@ run "dev_api 2 PEs, 1 GPU (count launches)" 60 env SHMEM_CUDA_COUNT_LAUNCHES=1 \
 kcount "dev_api, 2 PEs"
 run "dev_api 2 PEs stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 2 --timeout 35 "$B/dev_api" stress
-run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier req
+run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier group graph req
 
 bench 2pe 2 60 --max 1048576
 
@@ -113,6 +115,10 @@ if [ "$MPS" = 1 ]; then
     echo quit | nvidia-cuda-mps-control
     sleep 1
 fi
+# A PE killed while its kernel waits on a device signal (no MPS: the
+# daemon is gone): the job ends, no process left on the GPU, nothing left.
+run "dev_api: kill -9 of a PE while its kernel waits" 60 env GPU_PROG="$B/dev_api" \
+    top_builddir="$B" top_srcdir="$SRC" bash "$SRC/test/gpu/gpu_kill.sh"
 ls /dev/shm >"$OUTDIR/shm-after.txt" 2>/dev/null
 if cmp -s "$OUTDIR/shm-before.txt" "$OUTDIR/shm-after.txt"; then
     row "/dev/shm after the jobs" "unchanged"
