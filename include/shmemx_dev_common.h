@@ -2,11 +2,17 @@
  * What the two device APIs have in common, whatever the vendor: the
  * segments a symmetric address may be in and the types of the device p/g.
  * Included by shmemx_cuda.h (NVIDIA: a FIFO to the host proxy) and
- * shmemx_hip.h (AMD: SDMA packets written by the kernel); plain C, no
- * device code. See shmemx_dev(3).
+ * shmemx_hip.h (AMD: SDMA packets written by the kernel); plain C: the
+ * one function is a macro each vendor header expands with its own
+ * qualifiers. See shmemx_dev(3).
  */
 #ifndef SHMEMX_DEV_COMMON_H
 #define SHMEMX_DEV_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmem/types.h>
 
 /* Segments a symmetric address may be in: host heap, static data, device
  * heap (empty on the hsa backend, which has no device heap yet). */
@@ -15,28 +21,26 @@
 /* The types of the device p/g: the RMA types of shmem_p but long double,
  * X(C type, TYPENAME). */
 #define SHMEMX_DEV_TYPES_RMA(X)                                                \
-    X(float, float)                                                            \
-    X(double, double)                                                          \
-    X(char, char)                                                              \
-    X(signed char, schar)                                                      \
-    X(short, short)                                                            \
-    X(int, int)                                                                \
-    X(long, long)                                                              \
-    X(long long, longlong)                                                     \
-    X(unsigned char, uchar)                                                    \
-    X(unsigned short, ushort)                                                  \
-    X(unsigned int, uint)                                                      \
-    X(unsigned long, ulong)                                                    \
-    X(unsigned long long, ulonglong)                                           \
-    X(int8_t, int8)                                                            \
-    X(int16_t, int16)                                                          \
-    X(int32_t, int32)                                                          \
-    X(int64_t, int64)                                                          \
-    X(uint8_t, uint8)                                                          \
-    X(uint16_t, uint16)                                                        \
-    X(uint32_t, uint32)                                                        \
-    X(uint64_t, uint64)                                                        \
-    X(size_t, size)                                                            \
-    X(ptrdiff_t, ptrdiff)
+    SHMEM_TYPES_RMA_FLOATS(X)                                                  \
+    SHMEM_TYPES_RMA_INTEGERS(X)
+
+/* The store path's copy (loads and stores, 8 bytes at a time where both
+ * sides and the length allow), defined by each vendor header with its own
+ * function qualifiers: SHMEMX_DEV__DEFINE_COPY(SHMEMX_DEV_FN). */
+#define SHMEMX_DEV__DEFINE_COPY(QUAL)                                          \
+    QUAL void shmemx_dev__copy(void *dst, const void *src, size_t n)           \
+    {                                                                          \
+        if ((((uintptr_t)dst | (uintptr_t)src | n) & 7) == 0) {                \
+            volatile uint64_t *d_ = (volatile uint64_t *)dst;                  \
+            const volatile uint64_t *s_ = (const volatile uint64_t *)src;      \
+            for (size_t i = 0; i < n / 8; i++)                                 \
+                d_[i] = s_[i];                                                 \
+        } else {                                                               \
+            volatile char *d_ = (volatile char *)dst;                          \
+            const volatile char *s_ = (const volatile char *)src;              \
+            for (size_t i = 0; i < n; i++)                                     \
+                d_[i] = s_[i];                                                 \
+        }                                                                      \
+    }
 
 #endif

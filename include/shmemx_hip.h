@@ -341,20 +341,7 @@ SHMEMX_DEV_FN uint64_t shmemx_dev__issue(const shmemx_dev_t *d, uint64_t dst,
 }
 
 /* Copy n bytes with loads and stores (the store path). */
-SHMEMX_DEV_FN void shmemx_dev__copy(void *dst, const void *src, size_t n)
-{
-    if ((((uintptr_t)dst | (uintptr_t)src | n) & 7) == 0) {
-        volatile uint64_t *d = (volatile uint64_t *)dst;
-        const volatile uint64_t *s = (const volatile uint64_t *)src;
-        for (size_t i = 0; i < n / 8; i++)
-            d[i] = s[i];
-    } else {
-        volatile char *d = (volatile char *)dst;
-        const volatile char *s = (const volatile char *)src;
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    }
-}
+SHMEMX_DEV__DEFINE_COPY(SHMEMX_DEV_FN)
 
 /* ---- completion and order ---- */
 

@@ -12,11 +12,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Table "Standard RMA Types and Names" (24 types). */
+/* Table "Standard RMA Types and Names" (24 types), in the table's order:
+ * its two binary floating types, long double, then the rest. The parts
+ * without long double also make the device API's p/g types
+ * (shmemx_dev_common.h: GPUs have no long double). */
 #define SHMEM_TYPES_RMA(X)                                                     \
-    X(float, float)                                                            \
-    X(double, double)                                                          \
+    SHMEM_TYPES_RMA_FLOATS(X)                                                  \
     X(long double, longdouble)                                                 \
+    SHMEM_TYPES_RMA_INTEGERS(X)
+#define SHMEM_TYPES_RMA_FLOATS(X)                                              \
+    X(float, float)                                                            \
+    X(double, double)
+#define SHMEM_TYPES_RMA_INTEGERS(X)                                            \
     X(char, char)                                                              \
     X(signed char, schar)                                                      \
     X(short, short)                                                            \
