@@ -85,6 +85,13 @@ bench() { # LABEL NP TIMEOUT ARGS...
         { row "gpu_devbench $label" "FAILED rc=$?"; tail -5 "$OUTDIR/bench.log"; }
 }
 
+# What bench/plots.sh names in the devapi plots' titles (the CSV does not
+# record the GPU or the date).
+{
+    echo "machine: $(nvidia-smi -L 2>/dev/null | head -1 | sed 's/ (UUID.*//')"
+    echo "date: $(date -u '+%F %H:%M UTC')"
+    echo "command: test/gpu/run-on-device.sh devapi"
+} >"$OUTDIR/gpu_devbench-run.txt"
 run "dev_api 1 PE (all phases)" 60 "$L" -n 1 --timeout 55 "$B/dev_api"
 bench 1pe 1 60
 run "dev_api 1 PE stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
