@@ -78,7 +78,7 @@ static void tune_read(void)
     t->ag_pcpy_min = size_or(dsm_env.fcollect_pcpy_min, AG_PCPY_MIN);
     t->a2a_pcpy_min = size_or(dsm_env.alltoall_pcpy_min, A2A_PCPY_MIN);
     t->strided_cpu_max = STRIDED_CPU_MAX;
-    t->prelaunch_depth = (int)DSM_MAX(1, DSM_MIN(dsm_env.prelaunch_depth, 64));
+    t->prelaunch_depth = (int)DSM_MAX(0, DSM_MIN(dsm_env.prelaunch_depth, 64));
     dsm_debug("collectives: fcollect %s, alltoall %s, direct <= %zu B, "
               "pcpy from %zu B (AG) / %zu B (A2A), prelaunch depth %d",
               dsm_algo_name(t->ag), dsm_algo_name(t->a2a), t->direct_max,

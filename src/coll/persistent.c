@@ -319,7 +319,12 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     if (kind == DSM_COLL_AG && p->local.src == p->local.dst)
         p->local.len = 0; /* in place */
     p->peer = calloc((size_t)DSM_MAX(p->np, 1), sizeof(dsm_part_t));
+    /* SHMEM_PRELAUNCH_DEPTH=0: nothing posted ahead, each instance at its
+     * start (as for a team sharing this PE's GPU, below). */
     r->depth = dsm_coll_tune.prelaunch_depth;
+    r->lazy = r->depth == 0;
+    if (r->lazy)
+        r->depth = 1;
     r->nslots = r->depth + 1;
     r->inst = calloc((size_t)r->nslots, sizeof(dsm_inst_t));
     r->arr = calloc((size_t)r->nslots * (size_t)DSM_MAX(p->np, 1),

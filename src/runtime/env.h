@@ -101,7 +101,8 @@
     X(SHMEM_ALLTOALL_ALGORITHM, STR, alltoall_algorithm, "auto",               \
       "alltoall(s) variant: auto, pcpy, b2b, swap or direct")                 \
     X(SHMEM_PRELAUNCH_DEPTH, INT, prelaunch_depth, "2",                        \
-      "persistent collectives: instances posted ahead behind a trigger")      \
+      "persistent collectives: instances posted ahead behind a trigger "      \
+      "(0: each posted at its start)")                                        \
     X(SHMEM_PERSISTENT_DEVSYNC, BOOL, persistent_devsync, "1",                 \
       "persistent collectives on GPU buffers (pcpy, b2b): one exchange per "  \
       "instance (SHMEM_PERSISTENT_SYNC); 0 = the host collectives' protocol") \

@@ -6,6 +6,8 @@
 #    behind its own unfired trigger; with that depth the same job passes;
 #  - finalize with requests never started, or started and not waited for,
 #    none freed: the job ends cleanly (under ASan: nothing leaked);
+#  - SHMEM_PRELAUNCH_DEPTH=0 (each instance posted at its start): the
+#    persistent collective tests and the modes above pass;
 #  - a PE that starts 11 s late: under SHMEM_DEBUG=1 the others say after
 #    10 s what they still wait for, and the data still arrives;
 #  - rounds of ~60 live pcpy requests created and freed: freed queues come
@@ -38,6 +40,28 @@ run env SHMEM_DEBUG=1 "$LAUNCHER" -n 2 --timeout 60 "$PROG" late "$MARK"
 expect_rc 0 "late start, 2 PEs"
 expect_err "shmemx_fcollectmem_init: stalled 10 s" "the waiting PE names its collective"
 expect_err "want" "the stall line says what is wanted"
+
+# SHMEM_PRELAUNCH_DEPTH=0: nothing posted ahead, each instance posted by
+# its start (the path PEs sharing a GPU take): data checked, and the
+# unstarted/started requests are released at finalize.
+for n in 1 2 4; do
+    for prog in coll_persist_b2b coll_persist_pcpy; do
+        run env SHMEM_PRELAUNCH_DEPTH=0 SHMEM_DEBUG=1 "$LAUNCHER" -n $n \
+            --timeout 120 "$top_builddir/test/mp/$prog" "$MARK"
+        expect_rc 0 "$prog with SHMEM_PRELAUNCH_DEPTH=0 on $n PE(s)"
+        # A team of one posts no chain and says nothing.
+        [ $n -eq 1 ] || expect_err "0 instance(s) posted ahead" \
+            "$prog with SHMEM_PRELAUNCH_DEPTH=0 on $n PEs: nothing posted ahead"
+        if printf '%s\n' "$ERR" | grep -q "[1-9] instance(s) posted ahead"; then
+            fail "$prog with SHMEM_PRELAUNCH_DEPTH=0 on $n PE(s): an instance was posted ahead"
+        fi
+    done
+    for mode in run unstarted started; do
+        run env SHMEM_PRELAUNCH_DEPTH=0 "$LAUNCHER" -n $n --timeout 60 \
+            "$PROG" $mode "$MARK"
+        expect_rc 0 "$mode with SHMEM_PRELAUNCH_DEPTH=0 on $n PE(s)"
+    done
+done
 
 for n in 1 2 4; do
     for mode in run unstarted started; do
