@@ -20,14 +20,8 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 unset SHMEM_FORCE_NETWORK SHMEM_SDMA_BACKEND
 
-MODEL=$top_builddir/test/hsa/.libs/libhsamodel.so
-PROG=$top_builddir/test/hsa/dev_host
-if [ ! -f "$MODEL" ] || [ ! -x "$PROG" ]; then
-    echo "SKIP: the engine model or test/hsa/dev_host is not built"
-    exit 77
-fi
-MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
-HSA="SHMEM_SDMA_BACKEND=hsa SHMEM_HSA_LIBRARY=$MODEL"
+. "$top_srcdir/test/hsa/model.sh"
+hsa_model dev_host
 
 # --- 1
 run env $HSA SHMEM_SDMA_STATS=1 "$LAUNCHER" -n 1 --timeout 120 "$PROG" 8 1000 "$MARK"

@@ -32,14 +32,8 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 unset SHMEM_FORCE_NETWORK SHMEM_SDMA_BACKEND
 
-MODEL=$top_builddir/test/hsa/.libs/libhsamodel.so
-PROG=$top_builddir/test/hsa/devheap
-if [ ! -f "$MODEL" ] || [ ! -x "$PROG" ]; then
-    echo "SKIP: the engine model or test/hsa/devheap is not built"
-    exit 77
-fi
-MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
-HSA="SHMEM_SDMA_BACKEND=hsa SHMEM_HSA_LIBRARY=$MODEL"
+. "$top_srcdir/test/hsa/model.sh"
+hsa_model devheap
 # 5 MiB objects x 4 PEs x 2, and the collectives' words: 256 MiB is ample.
 export SHMEM_DEVICE_HEAP_SIZE=256M
 

@@ -26,12 +26,8 @@
 # (network puts), so it runs on-node there too.
 unset SHMEM_FORCE_NETWORK
 
-MODEL=$top_builddir/test/hsa/.libs/libhsamodel.so
-if [ ! -f "$MODEL" ]; then
-    echo "SKIP: the engine model $MODEL is not built"
-    exit 77
-fi
-MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
+. "$top_srcdir/test/hsa/model.sh"
+hsa_model
 export SHMEM_SDMA_BACKEND=hsa SHMEM_HSA_LIBRARY=$MODEL
 B=$top_builddir/test/mp
 
