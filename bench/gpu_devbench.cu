@@ -19,6 +19,13 @@
  *   overlap a compute kernel (FMA on every SM) alone, while 1 GiB moves by
  *           the device API, while the store-copy kernel moves it; slowdown
  *           in percent
+ *   kreq    a persistent fcollect over a team of one (device heap ->
+ *           host heap, one engine copy), started and waited for by one
+ *           kernel thread: through its kernel handle (a store into the
+ *           trigger word of instances posted ahead), through the proxy
+ *           (a FIFO host request per start and wait), and by the host
+ *           (shmemx_req_start + shmemx_req_wait); 8 B and 64 KiB, median
+ *           us, start to completion seen by the initiator
  *
  *   gpu_devbench [--label L] [--max BYTES]
  */
@@ -275,6 +282,92 @@ static void phase_overlap(shmemx_dev_t d, char *dsrc, char *hdst, size_t n,
     CK(cudaFree(t));
 }
 
+/* ------------------------------------------------------------ kreq */
+
+template <typename R>
+__global__ void k_kreq(shmemx_dev_t d, R req, int iters, unsigned long long *t)
+{
+    for (int i = 0; i < iters; i++) {
+        unsigned long long t0 = gclock();
+        shmemx_dev_req_start(d, req);
+        shmemx_dev_req_wait(d, req);
+        t[i] = gclock() - t0;
+    }
+}
+
+template <typename R>
+static double kreq_lat(shmemx_dev_t d, R req, int iters, unsigned long long *t)
+{
+    std::vector<unsigned long long> h(iters);
+    std::vector<double> v;
+    k_kreq<<<1, 1>>>(d, req, iters, t);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
+    for (int i = iters / 10; i < iters; i++)
+        v.push_back(h[i] / 1e3);
+    return median(v);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+/* A team of one on every PE (the x teams of a split with rows of one). */
+static shmem_team_t team_of_one(shmem_team_t *other)
+{
+    shmem_team_t x = SHMEM_TEAM_INVALID;
+    *other = SHMEM_TEAM_INVALID;
+    if (shmem_team_split_2d(SHMEM_TEAM_WORLD, 1, NULL, 0, &x, NULL, 0,
+                            other) ||
+        x == SHMEM_TEAM_INVALID || shmem_team_n_pes(x) != 1) {
+        fprintf(stderr, "PE %d: cannot make a team of one\n", shmem_my_pe());
+        _exit(1);
+    }
+    return x;
+}
+
+static void phase_kreq(shmemx_dev_t d, char *dsrc, char *hdst,
+                       shmem_team_t one)
+{
+    const int iters = 2000;
+    unsigned long long *t;
+    CK(cudaMalloc(&t, iters * sizeof(*t)));
+    for (size_t n = 8; n <= (64u << 10); n *= 8192) {
+        shmemx_req_t rk, rp;
+        if (shmemx_fcollectmem_init(one, hdst, dsrc, n, &rk) ||
+            shmemx_fcollectmem_init(one, hdst, dsrc, n, &rp)) {
+            fprintf(stderr, "gpu_devbench: shmemx_fcollectmem_init failed\n");
+            _exit(1);
+        }
+        shmemx_dev_req_t *h = shmemx_req_device(rk);
+        shmemx_dev_req_t hh;
+        CK(cudaMemcpy(&hh, h, sizeof(hh), cudaMemcpyDefault));
+        double a = kreq_lat(d, h, iters, t);
+        double b = kreq_lat(d, rp, iters, t);
+        std::vector<double> c;
+        for (int i = 0; i < iters; i++) {
+            double t0 = now_us();
+            shmemx_req_start(rk);
+            shmemx_req_wait(rk);
+            if (i >= iters / 10)
+                c.push_back(now_us() - t0);
+        }
+        row("dev_req_start_wait",
+            hh.mode == SHMEMX_DEV_REQ_TRIGGER ? "kernel store trigger"
+                                              : "kernel handle (proxy mode)",
+            n, a, "us");
+        row("dev_req_start_wait", "kernel via proxy FIFO", n, b, "us");
+        row("dev_req_start_wait", "host start+wait", n, median(c), "us");
+        shmemx_req_free(rk);
+        shmemx_req_free(rp);
+    }
+    CK(cudaFree(t));
+}
+
 int main(int argc, char **argv)
 {
     size_t max = 1ull << 30;
@@ -323,11 +416,15 @@ int main(int argc, char **argv)
     shmem_barrier_all();
     /* Bandwidth and overlap on PE 0 only: the others would share the
      * engines and the PCIe link. */
+    shmem_team_t rows, one = team_of_one(&rows); /* collective */
     if (me == 0) {
         phase_bw(d, dsrc, hdst, max, sms);
         phase_overlap(d, dsrc, hdst, max, sms);
+        phase_kreq(d, dsrc, hdst, one);
     }
     shmem_barrier_all();
+    shmem_team_destroy(one);
+    shmem_team_destroy(rows);
     if (csv)
         fclose(csv);
     shmem_finalize();

@@ -91,11 +91,44 @@ typedef struct shmemx_dev {
     X(int64_t, int64, unsigned long long)                                      \
     X(uint64_t, uint64, unsigned long long)
 
+/* A persistent request as kernels start it (shmemx_req_device): 32 words
+ * of pinned host memory the host fills, addresses the GPU's.
+ *  TRIGGER: instances are posted ahead behind the trigger word, as for the
+ *           host; shmemx_dev_req_start stores the instance number into it
+ *           (no host in the path) and shmemx_dev_req_wait polls done[],
+ *           which the engines write after each queue's last command; the
+ *           proxy thread posts the next instances off the critical path.
+ *  PROXY:   start and wait go through the FIFO as HOST requests for req
+ *           (teams sharing this PE's GPU, teams across nodes,
+ *           SHMEM_PRELAUNCH_DEPTH=0, SHMEM_PERSISTENT_SYNC other than dev
+ *           on several GPUs). */
+#define SHMEMX_DEV_REQ_PROXY 1u
+#define SHMEMX_DEV_REQ_TRIGGER 2u
+#define SHMEMX_DEV_REQ_MAXQ 16
+typedef struct shmemx_dev_req {
+    uint64_t mode;    /* SHMEMX_DEV_REQ_* */
+    uint64_t req;     /* the shmemx_req_t (host address) */
+    uint64_t trigger; /* GPU address of the trigger word */
+    uint64_t nq;      /* done words in use */
+    uint64_t posted;  /* instances posted so far (the host writes it) */
+    uint64_t started; /* instances started (whoever starts writes it) */
+    uint64_t waited;  /* instances waited for */
+    uint64_t pad;
+    uint64_t done[SHMEMX_DEV_REQ_MAXQ]; /* queue q: last instance done */
+    uint64_t spare[8];
+} shmemx_dev_req_t;
+
 #if defined(__GNUC__)
 #pragma GCC visibility push(default)
 #endif
 int shmemx_dev_get(shmemx_dev_t *d);
 int pshmemx_dev_get(shmemx_dev_t *d);
+/* Host: the kernel handle of a persistent request (GPU address; the same
+ * one on every call, freed with the request). The request must not be
+ * active. From then on the host's shmemx_req_start/wait use the handle's
+ * counters too, so host and kernels may take turns. */
+shmemx_dev_req_t *shmemx_req_device(shmemx_req_t req);
+shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req);
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
@@ -511,6 +544,49 @@ SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_req_t req)
                      (uint64_t)(uintptr_t)req, 0);
     shmemx_dev__wait_done(d, t + 1);
     __threadfence_system();
+}
+
+/* The same with the request's kernel handle (shmemx_req_device). In
+ * TRIGGER mode a start is one system-scope store into the trigger word the
+ * engines' stream already waits on, and a wait polls the engines' done
+ * words: no host thread is in the path. The start first waits until the
+ * instance is posted (the proxy posts SHMEM_PRELAUNCH_DEPTH ahead, so it
+ * normally is). One thread of one kernel at a time per request. */
+SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_dev_req_t *h)
+{
+    volatile shmemx_dev_req_t *v = h;
+    if (v->mode != SHMEMX_DEV_REQ_TRIGGER) {
+        shmemx_dev_req_start(d, (shmemx_req_t)(uintptr_t)v->req);
+        return;
+    }
+    uint64_t k = v->started + 1;
+    if (k != v->waited + 1)
+        SHMEMX_DEV__FAIL(d, "shmemx_dev_req_start",
+                         "request %p is active (started again without a "
+                         "wait)\n", (void *)(uintptr_t)v->req);
+    while (shmemx_dev__ld_acq(&v->posted) < k)
+        ;
+    v->started = k;
+    /* The kernel's writes to source before the engines read it. */
+    __threadfence_system();
+    shmemx_dev__st_rel((volatile void *)(uintptr_t)v->trigger, k);
+}
+
+SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_dev_req_t *h)
+{
+    volatile shmemx_dev_req_t *v = h;
+    if (v->mode != SHMEMX_DEV_REQ_TRIGGER) {
+        shmemx_dev_req_wait(d, (shmemx_req_t)(uintptr_t)v->req);
+        return;
+    }
+    uint64_t k = v->started, nq = v->nq;
+    if (k == v->waited)
+        return; /* inactive */
+    for (uint64_t q = 0; q < nq; q++)
+        while (shmemx_dev__ld_acq(&v->done[q]) < k)
+            ;
+    __threadfence_system();
+    shmemx_dev__st_rel(&v->waited, k);
 }
 
 #undef SHMEMX_DEV__FAIL

@@ -335,6 +335,7 @@ ALIAS shmemx_alltoallmem_init shmemx_req ;
 ALIAS shmemx_req_start shmemx_req ;
 ALIAS shmemx_req_wait shmemx_req ;
 ALIAS shmemx_req_free shmemx_req ;
+ALIAS shmemx_req_device shmemx_dev ;
 
 /* ---- the device API (include/shmemx_cuda.h): one page, shmemx_dev(3) ---- */
 #include <shmemx_cuda.h>

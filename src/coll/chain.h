@@ -109,6 +109,10 @@ typedef struct dsm_plan {
     /* Split push/pull for blocks of at least this many bytes (0: off);
      * gated device-word chains with rsrc/ldst_pull set only. */
     size_t pull_min;
+    /* Gated chains of a request kernels may trigger (persistent.c): each
+     * queue's instance ends with SIGNAL(kdone[q] := instance), which a
+     * kernel polls. NULL: none. */
+    uint64_t *kdone;
 } dsm_plan_t;
 
 /* plan.dsync: how a gated chain on device buffers synchronises.

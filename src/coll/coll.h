@@ -151,6 +151,9 @@ dsm_team_t *dsm_team_aset(int start, int log_stride, int size,
  * of a GPU kernel (the device API's proxy thread, runtime/devapi.c): the
  * request is checked and errors end the job naming routine. */
 void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine);
+/* The device API's proxy thread, on every pass: post the next instances of
+ * requests kernels trigger by a store; nonzero while one is in use. */
+int dsm_coll_req_device_poll(void);
 
 void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
                        size_t nbytes);

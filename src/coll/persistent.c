@@ -50,8 +50,13 @@
 #include "common/words.h"
 #include "runtime/gpu.h"
 
+#include <shmemx_cuda.h> /* shmemx_dev_req_t (plain C part) */
+
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(SHMEMX_DEV_REQ_MAXQ == DSM_CHAIN_MAXQ,
+               "a kernel handle has a done word per chain queue");
 
 /* Split push/pull off until measured better (docs/PERFORMANCE.md). */
 #ifndef DSM_COLL_PULL_MIN_DEFAULT
@@ -80,6 +85,17 @@ struct dsm_coll_req {
     const void *src;
     size_t nbytes;
     struct dsm_coll_req *prev, *next; /* live list (finalize) */
+    /* Kernel handle (shmemx_req_device): host view, GPU address, and 1
+     * once its counters drive the request (TRIGGER mode; then started,
+     * completed above are unused until release). kh exists from init for
+     * requests a kernel could trigger, so their chains end with the done
+     * signals (plan.kdone = kh->done). */
+    shmemx_dev_req_t *kh;
+    uint64_t kh_gpu;
+    int kmode;
+    int khanded;                      /* shmemx_req_device returned kh */
+    pthread_mutex_t plock;            /* posting (proxy thread and host) */
+    struct dsm_coll_req *knext;       /* kernel-triggered list */
 };
 
 #define REQ_MAGIC 0x5e9c0a11u
@@ -261,6 +277,144 @@ static void fire(struct dsm_coll_req *r, uint64_t k)
     dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
 }
 
+/* ------------------------------------------------------------ kernels */
+
+/* Requests in TRIGGER mode, which the device API's proxy thread keeps
+ * posted ahead (dsm_coll_req_device_poll). */
+static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER;
+static struct dsm_coll_req *klist;
+static int nk;
+
+/* The handle's words are written by the GPU (started, waited) and by the
+ * engines (done): read them as the atomics they are for this CPU. */
+#define KH_LOAD(r, f) __atomic_load_n(&(r)->kh->f, __ATOMIC_ACQUIRE)
+#define KH_STORE(r, f, v) __atomic_store_n(&(r)->kh->f, (v), __ATOMIC_RELEASE)
+
+/* Keep depth instances posted beyond the last one waited for, and retire
+ * what the engines finished. Returns 1 when it posted. The proxy calls it
+ * with trylock (it must not wait behind a host start). */
+static int krepost_locked(struct dsm_coll_req *r)
+{
+    const uint64_t w = KH_LOAD(r, waited);
+    int n = 0;
+
+    for (int i = 0; i < r->plan.nq; i++)
+        (void)dsm_sdma_queue_help(r->q[i]);
+    while (r->posted < w + (uint64_t)r->depth) {
+        post_next(r);
+        n++;
+    }
+    if (n)
+        KH_STORE(r, posted, r->posted);
+    return n != 0;
+}
+
+static void krepost(struct dsm_coll_req *r)
+{
+    pthread_mutex_lock(&r->plock);
+    krepost_locked(r);
+    pthread_mutex_unlock(&r->plock);
+}
+
+/* The host's start and wait of a request in TRIGGER mode: the kernel's
+ * protocol (shmemx_cuda.h) on the handle's counters. */
+static int kstart(struct dsm_coll_req *r)
+{
+    uint64_t k = KH_LOAD(r, started) + 1;
+    if (k != KH_LOAD(r, waited) + 1) {
+        dsm_debug("shmemx_req_start: the request is active (started without "
+                  "shmemx_req_wait)");
+        return -1;
+    }
+    while (KH_LOAD(r, posted) < k)
+        krepost(r);
+    KH_STORE(r, started, k);
+    fire(r, k);
+    return 0;
+}
+
+static int kdone(void *v)
+{
+    struct dsm_coll_req *r = v;
+    const uint64_t k = KH_LOAD(r, started);
+    for (int i = 0; i < r->plan.nq; i++) {
+        (void)dsm_sdma_queue_help(r->q[i]);
+        if (KH_LOAD(r, done[i]) < k)
+            return 0;
+    }
+    return 1;
+}
+
+static void kwait(struct dsm_coll_req *r)
+{
+    const uint64_t k = KH_LOAD(r, started);
+    dsm_backoff_t b = {0};
+
+    if (k == KH_LOAD(r, waited))
+        return;
+    while (!kdone(r))
+        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, kdone, r);
+    KH_STORE(r, waited, k);
+    krepost(r);
+}
+
+int dsm_coll_req_device_poll(void)
+{
+    int busy = 0;
+
+    if (!__atomic_load_n(&nk, __ATOMIC_ACQUIRE))
+        return 0;
+    pthread_mutex_lock(&klock);
+    for (struct dsm_coll_req *r = klist; r; r = r->knext) {
+        if (KH_LOAD(r, started) != KH_LOAD(r, waited))
+            busy = 1; /* an instance in flight: its wait comes soon */
+        if (r->posted < KH_LOAD(r, waited) + (uint64_t)r->depth) {
+            busy = 1;
+            if (!pthread_mutex_trylock(&r->plock)) {
+                krepost_locked(r);
+                pthread_mutex_unlock(&r->plock);
+            }
+        }
+    }
+    pthread_mutex_unlock(&klock);
+    return busy;
+}
+
+/* A handle for r's kernels, done words included (pinned, mapped). NULL
+ * when this backend cannot give kernels a word (no GPU, hsa). */
+static shmemx_dev_req_t *kh_alloc(struct dsm_coll_req *r)
+{
+    const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
+    const size_t n = sizeof(shmemx_dev_req_t) / sizeof(uint64_t);
+    uint64_t *w;
+
+    if (!g || !g->word_view)
+        return NULL;
+    w = dsm_words_alloc(n);
+    if (!w)
+        return NULL;
+    /* Every page it spans (blocks of one size class may cross one). */
+    r->kh_gpu = g->word_view(w);
+    if (!r->kh_gpu || !g->word_view(w + n - 1) ||
+        g->word_view(w + n - 1) - r->kh_gpu != (n - 1) * sizeof(uint64_t)) {
+        dsm_words_free(w, n);
+        r->kh_gpu = 0;
+        return NULL;
+    }
+    r->kh = (shmemx_dev_req_t *)w;
+    r->kh->req = (uint64_t)(uintptr_t)r;
+    r->kh->mode = SHMEMX_DEV_REQ_PROXY;
+    return r->kh;
+}
+
+static void kh_free(struct dsm_coll_req *r)
+{
+    if (r->kh)
+        dsm_words_free((uint64_t *)r->kh,
+                       sizeof(shmemx_dev_req_t) / sizeof(uint64_t));
+    r->kh = NULL;
+}
+
 static int req_init(shmem_team_t team, void *dest, const void *source,
                     size_t nbytes, shmemx_req_t *out, dsm_coll_kind_t kind,
                     const char *routine)
@@ -291,6 +445,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     }
     r->routine = routine;
     r->magic = REQ_MAGIC;
+    pthread_mutex_init(&r->plock, NULL);
     p = &r->plan;
     p->kind = kind;
     p->routine = routine;
@@ -425,6 +580,10 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
      * the start's path (docs/PERFORMANCE.md). */
     for (i = 0; i < p->np && !r->lazy; i++)
         r->lazy = dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
+    /* A kernel may trigger this one by a store (shmemx_req_device): its
+     * chains end with the done words the kernel polls. */
+    if (!r->lazy && p->dsync == DSM_DSYNC_DEV && kh_alloc(r))
+        p->kdone = r->kh->done;
     for (i = 0; !r->lazy && i < r->depth; i++)
         post_next(r);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
@@ -495,6 +654,8 @@ int pshmemx_req_start(shmemx_req_t req)
 {
     struct dsm_coll_req *r = req_check(req, "shmemx_req_start");
 
+    if (r->kmode)
+        return kstart(r);
     if (r->started != r->completed) {
         dsm_debug("shmemx_req_start: the request is active (started without "
                   "shmemx_req_wait)");
@@ -518,6 +679,10 @@ int pshmemx_req_wait(shmemx_req_t req)
 {
     struct dsm_coll_req *r = req_check(req, "shmemx_req_wait");
 
+    if (r->kmode) {
+        kwait(r);
+        return 0;
+    }
     if (r->started == r->completed)
         return 0; /* inactive: nothing to wait for */
     if (!r->t) {
@@ -551,6 +716,91 @@ void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine)
     pshmemx_req_start(r);
 }
 
+shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
+{
+    static const char rn[] = "shmemx_req_device";
+    struct dsm_coll_req *r = req_check(req, rn);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(rn);
+    dsm_plan_t *p = &r->plan;
+
+    if (!g->word_view)
+        dsm_rt_fatal(rn, "the %s backend cannot hand persistent requests to "
+                     "kernels", g->name);
+    if (r->khanded)
+        return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu; /* handed out */
+    if (r->started != r->completed)
+        dsm_rt_fatal(rn, "request %p is active (started without "
+                     "shmemx_req_wait)", (void *)r);
+    int trig = r->kh != NULL; /* dsync DEV, posted ahead: chains ready */
+    if (!r->t && !r->lazy && (!p->local.len || (g->gpu_view(p->local.dst) &&
+                                                g->gpu_view(p->local.src)))) {
+        /* A team of one: its block moves by an engine chain of its own
+         * (WAIT trigger, COPY, SIGNAL done) instead of at each start. */
+        if (!kh_alloc(r))
+            dsm_rt_fatal(rn, "cannot map a request handle for the GPU");
+        p->algo = DSM_ALGO_PCPY;
+        p->nq = 1;
+        r->q[0] = queue_get(0, rn);
+        p->kdone = r->kh->done;
+        trig = 1;
+    } else if (!r->kh && !kh_alloc(r)) {
+        dsm_rt_fatal(rn, "cannot map a request handle for the GPU");
+    }
+    shmemx_dev_req_t *h = r->kh;
+    r->khanded = 1;
+    if (!trig) {
+        dsm_debug("%s: request %p is started by the proxy thread (%s)", rn,
+                  (void *)r,
+                  r->lazy      ? "nothing posted ahead"
+                  : r->at_wait ? "members on other nodes"
+                               : "its start stores ready values");
+        return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
+    }
+    h->trigger = g->word_view(r->trigger);
+    if (!h->trigger)
+        dsm_rt_fatal(rn, "cannot map the request's trigger word for the GPU");
+    h->nq = (uint64_t)p->nq;
+    h->started = h->waited = r->started;
+    h->posted = r->posted;
+    __atomic_store_n(&h->mode, SHMEMX_DEV_REQ_TRIGGER, __ATOMIC_RELEASE);
+    r->kmode = 1;
+    krepost(r);
+    pthread_mutex_lock(&klock);
+    r->knext = klist;
+    klist = r;
+    __atomic_store_n(&nk, nk + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&klock);
+    dsm_debug("%s: request %p is started by a store from kernels, %d "
+              "instance(s) posted ahead on %d queue(s)", rn, (void *)r,
+              r->depth, p->nq);
+    return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
+}
+DSM_WEAKX(req_device)
+
+/* Out of the proxy's list, and back to the host's counters: the started
+ * instance is waited for (release). */
+static void kmode_end(struct dsm_coll_req *r)
+{
+    pthread_mutex_lock(&klock);
+    struct dsm_coll_req **pp = &klist;
+    while (*pp && *pp != r)
+        pp = &(*pp)->knext;
+    if (*pp) {
+        *pp = r->knext;
+        __atomic_store_n(&nk, nk - 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&klock);
+    pthread_mutex_lock(&r->plock);
+    pthread_mutex_unlock(&r->plock);
+    if (KH_LOAD(r, started) != KH_LOAD(r, waited)) {
+        dsm_backoff_t b = {0};
+        while (!kdone(r))
+            dsm_backoff(&b, &dsm_rt.ctrl->wake_app, kdone, r);
+    }
+    r->started = r->completed = KH_LOAD(r, started);
+    r->kmode = 0;
+}
+
 /* Finish what r has running and give back what it holds. fini: called by
  * finalize for a request the program never freed; its team goes without
  * the collective destroy (finalize has synchronised every PE already). */
@@ -559,10 +809,12 @@ static void req_release(struct dsm_coll_req *r, int fini)
     int i, cancelled = 1;
 
     live_remove(r);
+    if (r->kmode)
+        kmode_end(r);
     if (r->t && r->at_wait) {
         if (r->started != r->completed)
             wait_started(r);
-    } else if (r->t) {
+    } else if (r->t || r->plan.nq) { /* r->plan.nq: a team of one's chain */
         if (r->started != r->completed)
             wait_started(r);
         for (i = 0; i < r->plan.nq; i++)
@@ -614,6 +866,8 @@ static void req_release(struct dsm_coll_req *r, int fini)
     free(r->arr);
     free(r->rdy);
     dsm_words_free(r->trigger, 1);
+    kh_free(r);
+    pthread_mutex_destroy(&r->plock);
     free(r);
 }
 

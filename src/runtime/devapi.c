@@ -123,6 +123,7 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
         .spin_us = dsm_env.dev_proxy_spin_us,
         .complete = (uint64_t *)&dev.words[SHMEMX_DEV_W_COMPLETE],
         .host_op = dev_host_op,
+        .poll_op = dsm_coll_req_device_poll,
     };
     if ((st = g->devfifo_open(&c, &f)) != DSM_OK)
         dsm_rt_fatal(rn, "cannot open the request FIFO (%s)",

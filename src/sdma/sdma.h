@@ -251,6 +251,11 @@ typedef struct dsm_sdma_devfifo_config {
                          * the last request, then sleeps in growing steps */
     uint64_t *complete; /* device word: slots done (written by the stream) */
     void (*host_op)(uint64_t what, uint64_t arg); /* DSM_SDMA_DEVREQ_HOST */
+    /* Called on every pass of the proxy (may be NULL): posts the next
+     * instances of kernel-triggered persistent requests. Returns nonzero
+     * while such a request is in use, which keeps the proxy polling
+     * rather than sleeping. */
+    int (*poll_op)(void);
 } dsm_sdma_devfifo_config_t;
 typedef struct dsm_sdma_devfifo {
     uint64_t fifo;     /* GPU address of the slots */
@@ -312,6 +317,10 @@ typedef struct dsm_sdma_gpu_ops {
     /* The GPU's address of p (device memory: p; registered host memory:
      * its mapping); 0 when the GPU cannot reach p. */
     uint64_t (*gpu_view)(const void *p);
+    /* The same for a library word (common/words.h) that kernels read or
+     * write: its page is pinned and mapped first; 0 when it cannot be.
+     * NULL where kernels cannot trigger persistent requests (hsa). */
+    uint64_t (*word_view)(uint64_t *w);
     /* The device API's request FIFO and its proxy thread (above); both go
      * when the sdma layer closes. */
     dsm_status_t (*devfifo_open)(const dsm_sdma_devfifo_config_t *c,

@@ -663,12 +663,15 @@ static void phase_graph(shmemx_dev_t d)
 #define REQ_NB 256
 
 /* One thread: fresh source, start, wait, check, rounds times. a2a: source
- * holds npes blocks (block t for PE t), else one. */
-__global__ void k_req(shmemx_dev_t d, shmemx_req_t req, unsigned char *src,
-                      const unsigned char *dst, int a2a, int rounds,
+ * holds n blocks (block t for team member t), else one. n: the team's
+ * size (1: one, whose blocks are this PE's). R: the host's
+ * shmemx_req_t, or the kernel handle of shmemx_req_device. */
+template <typename R>
+__global__ void k_req(shmemx_dev_t d, R req, unsigned char *src,
+                      const unsigned char *dst, int a2a, int n, int rounds,
                       unsigned long long *bad)
 {
-    const int n = d.npes;
+    const int self = n == 1;
     for (int r = 0; r < rounds; r++) {
         for (int t = 0; t < (a2a ? n : 1); t++)
             for (size_t i = 0; i < REQ_NB; i++)
@@ -682,56 +685,86 @@ __global__ void k_req(shmemx_dev_t d, shmemx_req_t req, unsigned char *src,
             for (size_t i = 0; i < REQ_NB; i++)
                 if (((const volatile unsigned char *)dst)[(size_t)s * REQ_NB +
                                                           i] !=
-                    pat(a2a ? s * n + d.me : s, i, r)) {
+                    pat(a2a ? s * n + d.me : self ? d.me : s, i, r)) {
                     atomicAdd(bad, 1ull);
                     break;
                 }
     }
 }
 
-static void req_run(shmemx_dev_t d, int a2a, int device, int rounds)
+/* Where a request's buffers live. */
+enum { REQ_HOST = 0, REQ_SRC_DEV = 1, REQ_DST_DEV = 2, REQ_DEV = 3 };
+/* How the kernel holds it: the host request, or its kernel handle (whose
+ * mode must be want, 0: either). */
+enum { REQ_BY_REQ = 0, REQ_BY_HANDLE = 1 };
+
+static const char *req_mode(uint64_t m)
 {
-    const size_t nb = (size_t)REQ_NB * (size_t)npes;
+    return m == SHMEMX_DEV_REQ_TRIGGER ? "trigger"
+           : m == SHMEMX_DEV_REQ_PROXY ? "proxy"
+                                       : "unknown";
+}
+
+static void req_run(shmemx_dev_t d, int a2a, int where, int rounds,
+                    shmem_team_t team, int by, uint64_t want)
+{
+    const int n = shmem_team_n_pes(team);
+    const size_t nb = (size_t)REQ_NB * (size_t)n;
     unsigned char *src, *dst;
     unsigned long long *bad, h;
     shmemx_req_t req;
+    const char *what = a2a ? "alltoall" : "fcollect";
 
-    src = (unsigned char *)(device ? shmemx_malloc_device(nb)
-                                   : shmem_malloc(nb));
-    dst = (unsigned char *)(device ? shmemx_malloc_device(nb)
-                                   : shmem_malloc(nb));
+    src = (unsigned char *)((where & REQ_SRC_DEV) ? shmemx_malloc_device(nb)
+                                                  : shmem_malloc(nb));
+    dst = (unsigned char *)((where & REQ_DST_DEV) ? shmemx_malloc_device(nb)
+                                                  : shmem_malloc(nb));
     if (!src || !dst) {
         FAIL("req: symmetric allocation");
         return;
     }
     zero(dst, nb);
-    if ((a2a ? shmemx_alltoallmem_init(SHMEM_TEAM_WORLD, dst, src, REQ_NB,
-                                       &req)
-             : shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, dst, src, REQ_NB,
-                                       &req)) != 0) {
+    if ((a2a ? shmemx_alltoallmem_init(team, dst, src, REQ_NB, &req)
+             : shmemx_fcollectmem_init(team, dst, src, REQ_NB, &req)) != 0) {
         FAIL("req: %s_init", a2a ? "alltoallmem" : "fcollectmem");
         return;
     }
     CK(cudaMalloc(&bad, sizeof(*bad)));
     CK(cudaMemset(bad, 0, sizeof(*bad)));
     shmem_barrier_all();
-    k_req<<<1, 1>>>(d, req, src, dst, a2a, rounds, bad);
+    if (by == REQ_BY_HANDLE) {
+        shmemx_dev_req_t *kh = shmemx_req_device(req), hv;
+        if (shmemx_req_device(req) != kh)
+            FAIL("req: shmemx_req_device gave two handles for one request");
+        CK(cudaMemcpy(&hv, kh, sizeof(hv), cudaMemcpyDefault));
+        if (want && hv.mode != want)
+            FAIL("req: %s handle over %d PEs is in %s mode, want %s", what,
+                 n, req_mode(hv.mode), req_mode(want));
+        if (me == 0)
+            printf("dev_api req: %s over %d PE(s) by kernel handle, %s "
+                   "mode\n", what, n, req_mode(hv.mode));
+        k_req<<<1, 1>>>(d, kh, src, dst, a2a, n, rounds, bad);
+    } else {
+        k_req<<<1, 1>>>(d, req, src, dst, a2a, n, rounds, bad);
+    }
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDefault));
     if (h)
-        FAIL("req: %s of %s memory from a kernel: %llu of %d rounds wrong",
-             a2a ? "alltoall" : "fcollect", device ? "device" : "host", h,
-             rounds);
-    /* The host may use the request again once the kernel is done. */
-    fill(src, REQ_NB * (size_t)(a2a ? npes : 1), me, 7);
-    shmem_barrier_all();
-    if (!a2a) {
+        FAIL("req: %s of memory %d from a kernel (%s): %llu of %d rounds "
+             "wrong", what, where, by ? "handle" : "request", h, rounds);
+    /* The host may use the request again once the kernel is done, twice
+     * (a handle's counters carry on). */
+    for (int rep = 7; rep < 9 && !a2a; rep++) {
+        fill(src, REQ_NB, me, rep);
+        shmem_barrier_all();
         shmemx_req_start(req);
         shmemx_req_wait(req);
-        for (int s = 0; s < npes; s++)
-            if (check(dst + (size_t)s * REQ_NB, REQ_NB, s, 7))
+        for (int s = 0; s < n; s++)
+            if (check(dst + (size_t)s * REQ_NB, REQ_NB,
+                      n == 1 ? me : s, rep))
                 FAIL("req: host start after the kernel: block %d", s);
+        shmem_barrier_all();
     }
     shmem_barrier_all();
     shmemx_req_free(req);
@@ -742,8 +775,43 @@ static void req_run(shmemx_dev_t d, int a2a, int device, int rounds)
 
 static void phase_req(shmemx_dev_t d)
 {
-    req_run(d, 0, 1, 1000);
-    req_run(d, 1, 0, 100);
+    req_run(d, 0, REQ_DEV, 1000, SHMEM_TEAM_WORLD, REQ_BY_REQ, 0);
+    req_run(d, 1, REQ_HOST, 100, SHMEM_TEAM_WORLD, REQ_BY_REQ, 0);
+}
+
+/* A team of one on every PE (the x teams of a split with rows of one). */
+static shmem_team_t team_of_one(shmem_team_t *other)
+{
+    shmem_team_t x = SHMEM_TEAM_INVALID;
+    *other = SHMEM_TEAM_INVALID;
+    if (shmem_team_split_2d(SHMEM_TEAM_WORLD, 1, NULL, 0, &x, NULL, 0,
+                            other) ||
+        x == SHMEM_TEAM_INVALID || shmem_team_n_pes(x) != 1) {
+        fprintf(stderr, "PE %d: cannot make a team of one\n", shmem_my_pe());
+        _exit(1);
+    }
+    return x;
+}
+
+/* Kernel handles: a team of one is triggered by the kernel's store on
+ * every PE (nothing shares its engines' chain), a team sharing this GPU
+ * goes through the proxy, one PE's world is a team of one. With
+ * SHMEM_PRELAUNCH_DEPTH=0 nothing is posted ahead: proxy mode. */
+static void phase_kreq(shmemx_dev_t d)
+{
+    shmem_team_t rows, one = team_of_one(&rows);
+    const char *e = getenv("SHMEM_PRELAUNCH_DEPTH");
+    const uint64_t trig =
+        e && atoi(e) == 0 ? SHMEMX_DEV_REQ_PROXY : SHMEMX_DEV_REQ_TRIGGER;
+    req_run(d, 0, REQ_SRC_DEV, 1000, one, REQ_BY_HANDLE, trig);
+    req_run(d, 1, REQ_DST_DEV, 200, one, REQ_BY_HANDLE, trig);
+    req_run(d, 0, REQ_DEV, 200, one, REQ_BY_HANDLE, trig);
+    req_run(d, 0, REQ_DEV, 200, SHMEM_TEAM_WORLD, REQ_BY_HANDLE,
+            npes == 1 ? trig : 0);
+    req_run(d, 1, REQ_HOST, 100, SHMEM_TEAM_WORLD, REQ_BY_HANDLE,
+            npes == 1 ? trig : 0);
+    shmem_team_destroy(one);
+    shmem_team_destroy(rows);
 }
 
 /* ------------------------------------------------------------ hang */
@@ -779,7 +847,7 @@ static const struct {
     {"pg", phase_pg},         {"amo", phase_amo},
     {"stress", phase_stress}, {"barrier", phase_barrier},
     {"group", phase_group},   {"graph", phase_graph},
-    {"req", phase_req},
+    {"req", phase_req},       {"kreq", phase_kreq},
 };
 
 int main(int argc, char **argv)

@@ -98,6 +98,8 @@ run "dev_api 1 PE stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 1 --timeout 35 "$B/dev_api" stress
 run "dev_api 1 PE, store threshold 0 (engines only)" 40 env SHMEM_DEV_STORE_MAX=0 \
     "$L" -n 1 --timeout 35 "$B/dev_api" rma signal
+run "dev_api 1 PE kreq, SHMEM_PRELAUNCH_DEPTH=0 (proxy mode)" 40 \
+    env SHMEM_PRELAUNCH_DEPTH=0 "$L" -n 1 --timeout 35 "$B/dev_api" kreq
 
 # Two or more PEs on one GPU: under MPS, else they time-slice.
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/dsm-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dsm-mps-log
@@ -114,7 +116,7 @@ run "dev_api 2 PEs, 1 GPU (count launches)" 60 env SHMEM_CUDA_COUNT_LAUNCHES=1 \
 kcount "dev_api, 2 PEs"
 run "dev_api 2 PEs stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 2 --timeout 35 "$B/dev_api" stress
-run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier group graph req
+run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier group graph req kreq
 
 bench 2pe 2 60 --max 1048576
 

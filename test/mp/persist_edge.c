@@ -14,10 +14,13 @@
  *              wait for (the script looks for that line);
  *   churn      rounds of as many live requests as the team slots allow,
  *              all freed at the end of each round: queues come back for
- *              the next round, so no round runs out of engine queues.
+ *              the next round, so no round runs out of engine queues;
+ *   device     shmemx_req_device on a backend without GPU kernels (cpu):
+ *              the job fails with one line naming the routine.
  */
 #include <shmem.h>
 #include <shmemx.h>
+#include <shmemx_cuda.h> /* shmemx_req_device (plain C part) */
 
 #include "mp.h"
 
@@ -147,6 +150,19 @@ static void mode_churn(void)
     }
 }
 
+static void mode_device(void)
+{
+    static long src[4], dst[4 * 64];
+    shmemx_req_t r;
+    CHECK(npes <= 64, "at most 64 PEs");
+    CHECK(shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, dst, src, sizeof(src),
+                                  &r) == 0,
+          "fcollectmem_init");
+    shmemx_dev_req_t *h = shmemx_req_device(r);
+    MP_FAIL("shmemx_req_device returned %p on a backend without kernels",
+            (void *)h);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "run";
@@ -164,6 +180,8 @@ int main(int argc, char **argv)
         mode_churn();
     else if (!strcmp(mode, "late"))
         mode_late();
+    else if (!strcmp(mode, "device"))
+        mode_device();
     else
         MP_FAIL("unknown mode %s", mode);
     if (me == 0)

@@ -12,7 +12,9 @@
 #    10 s what they still wait for, and the data still arrives;
 #  - rounds of ~60 live pcpy requests created and freed: freed queues come
 #    back, so later rounds do not run out of engine queues (4 PEs: 3 queues
-#    a request; the free list used to keep 64 and lose the rest).
+#    a request; the free list used to keep 64 and lose the rest);
+#  - shmemx_req_device (a request's kernel handle) without a GPU backend:
+#    one line naming the routine and the PE, the job fails.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 # Engine queues of PEs on one node are what this checks: the suite's
 # SHMEM_FORCE_NETWORK=1 pass would take every collective off the engines
@@ -36,6 +38,14 @@ expect_rc 0 "queue depth 32, 5 PEs"
 # SHMEM_DEBUG=1: a collective still waiting after 10 s says for what (its
 # queue's and each arrival word's value against the one wanted); the job
 # then completes (the late PE starts at 11 s) with the data checked.
+# shmemx_req_device without a GPU backend: one line, the job fails.
+for n in 1 2; do
+    run env SHMEM_SDMA_BACKEND=cpu "$LAUNCHER" -n $n --timeout 60 "$PROG" device "$MARK"
+    expect_fail "shmemx_req_device on the cpu backend, $n PE(s)"
+    expect_err "PE [0-9]*: shmemx_req_device: needs a GPU sdma backend" \
+        "the error names the routine, the PE and what is missing"
+done
+
 run env SHMEM_DEBUG=1 "$LAUNCHER" -n 2 --timeout 60 "$PROG" late "$MARK"
 expect_rc 0 "late start, 2 PEs"
 expect_err "shmemx_fcollectmem_init: stalled 10 s" "the waiting PE names its collective"

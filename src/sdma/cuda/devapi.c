@@ -47,6 +47,7 @@ static struct {
     long spin_us;
     uint64_t *complete;
     void (*host_op)(uint64_t what, uint64_t arg);
+    int (*poll_op)(void);
     pthread_t th;
     volatile int stop;
     uint64_t requests, batches, sleeps, host_ops;
@@ -135,6 +136,12 @@ static void *proxy_main(void *arg)
             sleep_ns = 0;
             continue;
         }
+        /* Kernel-triggered persistent requests: post their next
+         * instances; one in use keeps this thread awake. */
+        if (dv.poll_op && dv.poll_op()) {
+            last = dsm_now_ns();
+            sleep_ns = 0;
+        }
         /* Retire what the engines finished, so the queue has room. */
         if (__atomic_load_n(&dv.q->retired, __ATOMIC_ACQUIRE) < posted)
             dsm_sdma_progress(s, 0);
@@ -193,6 +200,7 @@ dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
     dv.spin_us = c->spin_us;
     dv.complete = c->complete;
     dv.host_op = c->host_op;
+    dv.poll_op = c->poll_op;
     dv.stop = 0;
     if (pthread_create(&dv.th, NULL, proxy_main, s)) {
         dsm_log_error("shmemx_dev_get: cannot start the proxy thread: %s",
@@ -230,4 +238,12 @@ void dsm_cuda_devfifo_close(int stats)
 uint64_t dsm_cuda_gpu_view(const void *p)
 {
     return (uint64_t)dsm_cuda_gpu_word((uint64_t *)(uintptr_t)p);
+}
+
+uint64_t dsm_cuda_word_view(uint64_t *w)
+{
+    CUdeviceptr d = dsm_cuda_gpu_word(w);
+    if (!d && dsm_cuda_pin_word_page(w))
+        d = dsm_cuda_gpu_word(w);
+    return (uint64_t)d;
 }

@@ -78,6 +78,7 @@ int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns);
 /* The device API (devapi.c; sdma.h, "Device-initiated requests"): the
  * GPU's address of p, and the request FIFO with its proxy thread. */
 uint64_t dsm_cuda_gpu_view(const void *p);
+uint64_t dsm_cuda_word_view(uint64_t *w);
 dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
                                    dsm_sdma_devfifo_t *out);
 

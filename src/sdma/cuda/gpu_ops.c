@@ -25,5 +25,6 @@ const dsm_sdma_gpu_ops_t dsm_cuda_gpu_ops = {
     .exchange_on_stream = dsm_cuda_exchange_on_stream,
     .launch_counts = dsm_cuda_launch_counts,
     .gpu_view = dsm_cuda_gpu_view,
+    .word_view = dsm_cuda_word_view,
     .devfifo_open = dsm_cuda_devfifo_open,
 };
