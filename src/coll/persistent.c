@@ -96,6 +96,7 @@ struct dsm_coll_req {
     int khanded;                      /* shmemx_req_device returned kh */
     pthread_mutex_t plock;            /* posting (proxy thread and host) */
     struct dsm_coll_req *knext;       /* kernel-triggered list */
+    uint64_t kseen[3], kseen_ns;      /* SHMEM_DEBUG stall report */
 };
 
 #define REQ_MAGIC 0x5e9c0a11u
@@ -358,6 +359,40 @@ static void kwait(struct dsm_coll_req *r)
     krepost(r);
 }
 
+/* SHMEM_DEBUG: a request in TRIGGER mode with an instance in flight (or
+ * instances to post) and nothing moving for 10 s says once where it stands (the counters, the
+ * trigger word, each queue's completed sequence against the instance's). */
+static void kstall_check(struct dsm_coll_req *r)
+{
+    const uint64_t s = KH_LOAD(r, started), w = KH_LOAD(r, waited),
+                   p = KH_LOAD(r, posted), now = dsm_now_ns();
+    /* Stalled: an instance in flight, or one to post that is not. */
+    if (s != r->kseen[0] || w != r->kseen[1] || p != r->kseen[2] ||
+        (s == w && p >= w + (uint64_t)r->depth)) {
+        r->kseen[0] = s;
+        r->kseen[1] = w;
+        r->kseen[2] = p;
+        r->kseen_ns = now;
+        return;
+    }
+    if (!r->kseen_ns || now - r->kseen_ns < 10000000000ull)
+        return;
+    r->kseen_ns = 0; /* once */
+    const dsm_inst_t *in = &r->inst[s % (uint64_t)r->nslots];
+    dsm_debug("%s: kernel-triggered request stalled 10 s: posted %llu, "
+              "started %llu, waited %llu, trigger word %llu",
+              r->routine, (unsigned long long)p, (unsigned long long)s,
+              (unsigned long long)w,
+              (unsigned long long)__atomic_load_n(r->trigger,
+                                                  __ATOMIC_ACQUIRE));
+    for (int i = 0; i < r->plan.nq; i++)
+        dsm_debug("%s: stalled: queue %d done word %llu, completed %llu, "
+                  "instance's sequence %llu", r->routine, i,
+                  (unsigned long long)KH_LOAD(r, done[i]),
+                  (unsigned long long)dsm_sdma_queue_help(r->q[i]),
+                  (unsigned long long)in->seq[i]);
+}
+
 int dsm_coll_req_device_poll(void)
 {
     int busy = 0;
@@ -368,6 +403,8 @@ int dsm_coll_req_device_poll(void)
     for (struct dsm_coll_req *r = klist; r; r = r->knext) {
         if (KH_LOAD(r, started) != KH_LOAD(r, waited))
             busy = 1; /* an instance in flight: its wait comes soon */
+        if (DSM_UNLIKELY(dsm_env.debug))
+            kstall_check(r);
         if (r->posted < KH_LOAD(r, waited) + (uint64_t)r->depth) {
             busy = 1;
             if (!pthread_mutex_trylock(&r->plock)) {
@@ -582,7 +619,8 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
         r->lazy = dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
     /* A kernel may trigger this one by a store (shmemx_req_device): its
      * chains end with the done words the kernel polls. */
-    if (!r->lazy && p->dsync == DSM_DSYNC_DEV && kh_alloc(r))
+    if (dsm_env.dev_req_trigger && !r->lazy && p->dsync == DSM_DSYNC_DEV &&
+        kh_alloc(r))
         p->kdone = r->kh->done;
     for (i = 0; !r->lazy && i < r->depth; i++)
         post_next(r);
@@ -731,9 +769,14 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
     if (r->started != r->completed)
         dsm_rt_fatal(rn, "request %p is active (started without "
                      "shmemx_req_wait)", (void *)r);
-    int trig = r->kh != NULL; /* dsync DEV, posted ahead: chains ready */
-    if (!r->t && !r->lazy && (!p->local.len || (g->gpu_view(p->local.dst) &&
-                                                g->gpu_view(p->local.src)))) {
+    /* Trigger mode only where asked for (SHMEM_DEV_REQ_TRIGGER=1): on the
+     * H200 a kernel launched while instances waited behind their trigger
+     * did not run (shmemx_dev(3), docs/PERFORMANCE.md). */
+    const int allow = dsm_env.dev_req_trigger;
+    int trig = allow && r->kh != NULL; /* dsync DEV, posted ahead */
+    if (allow && !r->t && !r->lazy &&
+        (!p->local.len ||
+         (g->gpu_view(p->local.dst) && g->gpu_view(p->local.src)))) {
         /* A team of one: its block moves by an engine chain of its own
          * (WAIT trigger, COPY, SIGNAL done) instead of at each start. */
         if (!kh_alloc(r))
@@ -751,7 +794,8 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
     if (!trig) {
         dsm_debug("%s: request %p is started by the proxy thread (%s)", rn,
                   (void *)r,
-                  r->lazy      ? "nothing posted ahead"
+                  !allow       ? "SHMEM_DEV_REQ_TRIGGER=0"
+                  : r->lazy    ? "nothing posted ahead"
                   : r->at_wait ? "members on other nodes"
                                : "its start stores ready values");
         return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;

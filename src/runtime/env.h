@@ -83,6 +83,10 @@
     X(SHMEM_DEV_PROXY_SPIN_US, INT, dev_proxy_spin_us, "200",                  \
       "device API: the proxy thread polls the FIFO without sleeping this "   \
       "long after the last request, then sleeps in steps growing to 100 us") \
+    X(SHMEM_DEV_REQ_TRIGGER, BOOL, dev_req_trigger, "0",                       \
+      "device API: shmemx_req_device hands out trigger-mode handles (a "      \
+      "kernel's start is one store) where a request allows it; 0 = proxy "    \
+      "mode only (trigger mode hung on the H200, shmemx_dev(3))")            \
     X(SHMEM_BIND_TO, STR, bind_to, "auto",                                     \
       "bind each PE to its share of the node at init: core, numa, none, or "  \
       "auto (core when the node's PEs fit its cores, else none); the "       \

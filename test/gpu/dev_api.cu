@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CK(call)                                                               \
@@ -669,18 +670,22 @@ static void phase_graph(shmemx_dev_t d)
 template <typename R>
 __global__ void k_req(shmemx_dev_t d, R req, unsigned char *src,
                       const unsigned char *dst, int a2a, int n, int rounds,
-                      unsigned long long *bad)
+                      unsigned long long *bad, volatile unsigned long long *at)
 {
     const int self = n == 1;
     for (int r = 0; r < rounds; r++) {
+        *at = 4ull * r;
         for (int t = 0; t < (a2a ? n : 1); t++)
             for (size_t i = 0; i < REQ_NB; i++)
                 src[(size_t)t * REQ_NB + i] =
                     pat(a2a ? d.me * n + t : d.me, i, r);
         /* Every PE has checked instance r - 1 before anyone starts r. */
         shmemx_dev_barrier_all(d);
+        *at = 4ull * r + 1;
         shmemx_dev_req_start(d, req);
+        *at = 4ull * r + 2;
         shmemx_dev_req_wait(d, req);
+        *at = 4ull * r + 3;
         for (int s = 0; s < n; s++)
             for (size_t i = 0; i < REQ_NB; i++)
                 if (((const volatile unsigned char *)dst)[(size_t)s * REQ_NB +
@@ -689,6 +694,44 @@ __global__ void k_req(shmemx_dev_t d, R req, unsigned char *src,
                     atomicAdd(bad, 1ull);
                     break;
                 }
+    }
+}
+
+/* The stream of the req kernels (DEVAPI_STREAM=nonblocking: a stream of
+ * its own that does not synchronise with the legacy default stream) and
+ * the kernel's progress word in pinned host memory: round * 4 + step
+ * (0 fill, 1 start, 2 wait, 3 check). */
+static cudaStream_t req_stream;
+static volatile unsigned long long *req_at;
+
+/* Wait for the req kernel; after 20 s say where it stands and fail. */
+static void req_sync(const char *what, int rounds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(req_stream);
+        if (e != cudaErrorNotReady) {
+            CK(e);
+            return;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 20) {
+            unsigned long long a = *req_at;
+            if (a == ~0ull) {
+                fprintf(stderr, "PE %d: req: %s kernel did not begin in "
+                        "20 s\n", me, what);
+                _exit(1);
+            }
+            fprintf(stderr,
+                    "PE %d: req: %s kernel stuck 20 s in round %llu of %d, "
+                    "at the %s\n",
+                    me, what, a / 4, rounds,
+                    (const char *[]){"fill and barrier", "start", "wait",
+                                     "check"}[a % 4]);
+            _exit(1);
+        }
+        usleep(1000);
     }
 }
 
@@ -724,6 +767,15 @@ static void req_run(shmemx_dev_t d, int a2a, int where, int rounds,
         return;
     }
     zero(dst, nb);
+    /* Load both kernels (rounds 0) before any instance is posted ahead: a
+     * first launch that loads a module lazily or grows local memory waits
+     * for the whole GPU to be idle, which a stream gated on a trigger
+     * never is (shmemx_req(3)). */
+    k_req<<<1, 1, 0, req_stream>>>(d, (shmemx_dev_req_t *)NULL, src, dst, a2a,
+                                    n, 0, NULL, req_at);
+    k_req<<<1, 1, 0, req_stream>>>(d, (shmemx_req_t)NULL, src, dst, a2a, n, 0,
+                                    NULL, req_at);
+    CK(cudaStreamSynchronize(req_stream));
     if ((a2a ? shmemx_alltoallmem_init(team, dst, src, REQ_NB, &req)
              : shmemx_fcollectmem_init(team, dst, src, REQ_NB, &req)) != 0) {
         FAIL("req: %s_init", a2a ? "alltoallmem" : "fcollectmem");
@@ -732,6 +784,7 @@ static void req_run(shmemx_dev_t d, int a2a, int where, int rounds,
     CK(cudaMalloc(&bad, sizeof(*bad)));
     CK(cudaMemset(bad, 0, sizeof(*bad)));
     shmem_barrier_all();
+    *req_at = ~0ull; /* the kernel has not begun */
     if (by == REQ_BY_HANDLE) {
         shmemx_dev_req_t *kh = shmemx_req_device(req), hv;
         if (shmemx_req_device(req) != kh)
@@ -743,12 +796,14 @@ static void req_run(shmemx_dev_t d, int a2a, int where, int rounds,
         if (me == 0)
             printf("dev_api req: %s over %d PE(s) by kernel handle, %s "
                    "mode\n", what, n, req_mode(hv.mode));
-        k_req<<<1, 1>>>(d, kh, src, dst, a2a, n, rounds, bad);
+        k_req<<<1, 1, 0, req_stream>>>(d, kh, src, dst, a2a, n, rounds, bad,
+                                        req_at);
     } else {
-        k_req<<<1, 1>>>(d, req, src, dst, a2a, n, rounds, bad);
+        k_req<<<1, 1, 0, req_stream>>>(d, req, src, dst, a2a, n, rounds, bad,
+                                        req_at);
     }
     CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    req_sync(what, rounds);
     CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDefault));
     if (h)
         FAIL("req: %s of memory %d from a kernel (%s): %llu of %d rounds "
@@ -793,16 +848,20 @@ static shmem_team_t team_of_one(shmem_team_t *other)
     return x;
 }
 
-/* Kernel handles: a team of one is triggered by the kernel's store on
- * every PE (nothing shares its engines' chain), a team sharing this GPU
- * goes through the proxy, one PE's world is a team of one. With
- * SHMEM_PRELAUNCH_DEPTH=0 nothing is posted ahead: proxy mode. */
+/* Kernel handles (shmemx_req_device). By default every handle is in proxy
+ * mode. With SHMEM_DEV_REQ_TRIGGER=1 a team of one is triggered by the
+ * kernel's store on every PE, a team sharing this GPU still goes through
+ * the proxy, one PE's world is a team of one; SHMEM_PRELAUNCH_DEPTH=0
+ * posts nothing ahead: proxy mode. (Trigger mode hung on the H200:
+ * shmemx_dev(3).) */
 static void phase_kreq(shmemx_dev_t d)
 {
     shmem_team_t rows, one = team_of_one(&rows);
-    const char *e = getenv("SHMEM_PRELAUNCH_DEPTH");
-    const uint64_t trig =
-        e && atoi(e) == 0 ? SHMEMX_DEV_REQ_PROXY : SHMEMX_DEV_REQ_TRIGGER;
+    const char *e = getenv("SHMEM_PRELAUNCH_DEPTH"),
+               *t = getenv("SHMEM_DEV_REQ_TRIGGER");
+    const uint64_t trig = (e && atoi(e) == 0) || !t || atoi(t) == 0
+                              ? SHMEMX_DEV_REQ_PROXY
+                              : SHMEMX_DEV_REQ_TRIGGER;
     req_run(d, 0, REQ_SRC_DEV, 1000, one, REQ_BY_HANDLE, trig);
     req_run(d, 1, REQ_DST_DEV, 200, one, REQ_BY_HANDLE, trig);
     req_run(d, 0, REQ_DEV, 200, one, REQ_BY_HANDLE, trig);
@@ -862,6 +921,10 @@ int main(int argc, char **argv)
     npes = shmem_n_pes();
     shmemx_dev_t d;
     shmemx_dev_get(&d);
+    const char *rs = getenv("DEVAPI_STREAM");
+    if (rs && !strcmp(rs, "nonblocking"))
+        CK(cudaStreamCreateWithFlags(&req_stream, cudaStreamNonBlocking));
+    CK(cudaHostAlloc((void **)&req_at, sizeof(*req_at), cudaHostAllocMapped));
     if (argc > 1 && !strcmp(argv[1], "hang")) {
         hang(d);
         return 1;

@@ -30,10 +30,20 @@ if "${CUOBJDUMP:-$(dirname "$NVCC")/cuobjdump}" -lelf "$tmp/dev_api" 2>/dev/null
     exit 1
 fi
 # And a C file includes the header (host part: the handle, shmemx_dev_get).
-printf '#include <shmemx_cuda.h>\nint main(void) { shmemx_dev_t d; return shmemx_dev_get(&d); }\n' >"$tmp/c.c"
+printf '#include <shmemx_cuda.h>\nint main(void) { shmemx_dev_t d; shmemx_dev_req_t *h = shmemx_req_device(0); (void)h; return shmemx_dev_get(&d); }\n' >"$tmp/c.c"
 if ! ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I"$top_srcdir/include" -c "$tmp/c.c" -o "$tmp/c.o" 2>"$tmp/log"; then
     cat "$tmp/log"
     echo "FAIL: shmemx_cuda.h does not compile as C"
     exit 1
 fi
-echo "PASS: dev_api.cu compiles and links with nvcc without -rdc; the header compiles as C"
+# The benchmark and the gate probe (run on the GPU machine) compile too.
+if ! "$NVCC" -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra,-Werror \
+        -I"$top_srcdir/include" -c -o "$tmp/gdb.o" \
+        "$top_srcdir/bench/gpu_devbench.cu" >"$tmp/log" 2>&1 ||
+   ! "$NVCC" -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -c -o "$tmp/gk.o" \
+        "$top_srcdir/test/gpu/gate_kprobe.cu" >>"$tmp/log" 2>&1; then
+    cat "$tmp/log"
+    echo "FAIL: gpu_devbench.cu or gate_kprobe.cu does not compile"
+    exit 1
+fi
+echo "PASS: dev_api.cu compiles and links with nvcc without -rdc; the header compiles as C; gpu_devbench.cu and gate_kprobe.cu compile"

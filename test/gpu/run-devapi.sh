@@ -9,7 +9,8 @@
 #   dev_api 1 PE (all phases), stress with a 64-slot FIFO (wraps, full)
 #   under CUDA MPS: dev_api 2 PEs and 4 PEs on one GPU, stress again,
 #       kernel count (SHMEM_CUDA_COUNT_LAUNCHES=1: the library launches none)
-#   gpu_devbench 1 PE (latency, bandwidth 64 KiB .. 1 GiB, overlap) and
+#   gate_kprobe: a first kernel launch beside a gated stream, LAZY / EAGER
+#   gpu_devbench 1 PE (latency, bandwidth 64 KiB .. 1 GiB, overlap, kreq) and
 #       2 PEs (latency between the PEs)
 #   gpu_kill.sh with dev_api hang: a PE killed while its kernel waits
 # then stops MPS, checks that nothing is left in /dev/shm, and prints the
@@ -100,6 +101,15 @@ run "dev_api 1 PE, store threshold 0 (engines only)" 40 env SHMEM_DEV_STORE_MAX=
     "$L" -n 1 --timeout 35 "$B/dev_api" rma signal
 run "dev_api 1 PE kreq, SHMEM_PRELAUNCH_DEPTH=0 (proxy mode)" 40 \
     env SHMEM_PRELAUNCH_DEPTH=0 "$L" -n 1 --timeout 35 "$B/dev_api" kreq
+# A kernel's first launch beside a stream gated on a word (why trigger
+# mode is off by default): one line per case, in the summary.
+if "$NVCC" -arch=sm_90 -o "$B/gate_kprobe" test/gpu/gate_kprobe.cu -lcuda \
+        >>"$OUTDIR/nvcc.log" 2>&1; then
+    for l in LAZY EAGER; do for w in host dev; do
+        r=$(CUDA_MODULE_LOADING=$l timeout 10 "$B/gate_kprobe" $w kstore batch 2>&1 | tail -1)
+        row "gate_kprobe $l $w kstore batch" "${r#*: }"
+    done; done
+fi
 
 # Two or more PEs on one GPU: under MPS, else they time-slice.
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/dsm-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dsm-mps-log
