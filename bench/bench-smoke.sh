@@ -41,4 +41,15 @@ if [ "$rows" -ne 19 ]; then
     echo "bench-smoke: $csv has $rows lines, expected 19" >&2
     exit 1
 fi
+# --iters-div (the network runs): every size of the sweep, iterations
+# divided (the CSV's iters column: 20000 / 1000 = 20 at 8 B), and a bad
+# value is refused before the job starts.
+"$launcher" -n 2 --timeout 120 "$bench" --tests put --iters-div 1000 \
+    --reps 1 --csv "$csv" >"$out" 2>&1 || { cat "$out"; echo "bench-smoke: --iters-div run failed" >&2; exit 1; }
+rows=$(grep -c ',put,' "$csv")
+[ "$rows" -ge 20 ] || { echo "bench-smoke: --iters-div: $rows put sizes, expected the full sweep" >&2; exit 1; }
+grep -q ',put,8,20,' "$csv" || { grep ',put,8,' "$csv"; echo "bench-smoke: --iters-div 1000: 8 B put did not run 20 iterations" >&2; exit 1; }
+if "$bench" --iters-div 0 >"$out" 2>&1 || ! grep -q "bad --iters-div" "$out"; then
+    cat "$out"; echo "bench-smoke: --iters-div 0 was not refused" >&2; exit 1
+fi
 exit 0

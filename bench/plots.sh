@@ -222,7 +222,7 @@ network() {
     fi
     {
         gp_head "$out/network.png" 1400 560
-        echo "set multiplot layout 1,2 title \"Network path on one node (SHMEM_FORCE_NETWORK=1, 2 PEs): dmashmem over libfabric vs $peer ($machine; $(stamp "$(ls "$in"/net-p2p-*.csv | head -1)"); make bench-network)\" font \",11\""
+        echo "set multiplot layout 1,2 title \"dmashmem over libfabric on one node (SHMEM_FORCE_NETWORK=1, 2 PEs) vs $peer\\n$machine; $(stamp "$(ls "$in"/net-p2p-*.csv | head -1)"); make bench-network\" font \",11\""
         echo 'set title "latency: put (solid), pingpong (dashed)"'
         echo 'set ylabel "time per operation (us)"'
         {
@@ -263,9 +263,10 @@ network() {
             tag=${g##*/net-coll-}; tag=${tag%-"$n".csv}; tag=${tag//+/;}
             specs="$specs $g|dmashmem~network~(${tag})|1"
         done
-        [ -s "$in/coll-auto-$n.csv" ] && specs="$specs $in/coll-auto-$n.csv|dmashmem~on-node~(auto)|2"
+        local vs=""
+        [ -s "$in/coll-auto-$n.csv" ] && { specs="$specs $in/coll-auto-$n.csv|dmashmem~on-node~(auto)|2"; vs=", vs on-node dmashmem"; }
         coll_plot "$out/network-coll-$n.png" \
-            "Collectives over the network path (SHMEM_FORCE_NETWORK=1), $n PEs, vs on-node dmashmem ($machine; make bench-network)" "${specs# }"
+            "Collectives over the network path (SHMEM_FORCE_NETWORK=1), $n PEs$vs ($machine; make bench-network)" "${specs# }"
     done
 }
 

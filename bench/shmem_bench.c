@@ -85,6 +85,7 @@ struct opts {
     int reps;
     const char *csv;
     const char *label;
+    long divisor; /* iteration counts divided by this (--iters-div) */
 };
 
 /* Everything a measurement needs; one instance, owned by main. */
@@ -131,8 +132,8 @@ static long iters_for(const struct bench *b, enum test_id t, size_t size)
                         LAT_MAX_ITERS);
         break;
     }
-    if (b->o->quick)
-        n = n / QUICK_DIVISOR > 5 ? n / QUICK_DIVISOR : 5;
+    if (b->o->divisor > 1)
+        n = n / b->o->divisor > 5 ? n / b->o->divisor : 5;
     return n;
 }
 
@@ -459,8 +460,12 @@ static void usage(FILE *f)
             "                the CSV the best and the median (default %d, "
             "--quick %d)\n"
             "  --label STR   tag for the CSV rows and the header (e.g. a "
-            "setting under test)\n",
-            DEFAULT_WINDOW, DEFAULT_REPS, QUICK_REPS);
+            "setting under test)\n"
+            "  --iters-div N divide every iteration count by N (at least 5 "
+            "remain), all sizes\n"
+            "                kept: slow paths such as the network on "
+            "loopback (--quick: %ld)\n",
+            DEFAULT_WINDOW, DEFAULT_REPS, QUICK_REPS, QUICK_DIVISOR);
 }
 
 static int parse_tests(const char *list, unsigned *mask)
@@ -497,14 +502,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         {"window", required_argument, NULL, 'w'},
         {"label", required_argument, NULL, 'l'},
         {"reps", required_argument, NULL, 'r'},
+        {"iters-div", required_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
     char *end;
 
-    *o = (struct opts){(1u << T_COUNT) - 1, 0, DEFAULT_WINDOW, 0, NULL, ""};
-    while ((c = getopt_long(argc, argv, "qc:t:w:l:r:h", longopts, NULL)) != -1) {
+    *o = (struct opts){(1u << T_COUNT) - 1, 0, DEFAULT_WINDOW, 0, NULL, "", 0};
+    while ((c = getopt_long(argc, argv, "qc:t:w:l:r:d:h", longopts, NULL)) !=
+           -1) {
         switch (c) {
         case 'q':
             o->quick = 1;
@@ -533,6 +540,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 return 1;
             }
             break;
+        case 'd':
+            o->divisor = strtol(optarg, &end, 10);
+            if (*end || o->divisor < 1 || o->divisor > 1000000) {
+                fprintf(stderr, "shmem_bench: bad --iters-div '%s' "
+                                "(1..1000000)\n", optarg);
+                return 1;
+            }
+            break;
         case 'l':
             if (strchr(optarg, ',') || strchr(optarg, '\n')) {
                 fprintf(stderr, "shmem_bench: --label must not contain "
@@ -551,6 +566,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     }
     if (!o->reps)
         o->reps = o->quick ? QUICK_REPS : DEFAULT_REPS;
+    if (!o->divisor)
+        o->divisor = o->quick ? QUICK_DIVISOR : 1;
     if (optind < argc) {
         fprintf(stderr, "shmem_bench: unexpected argument '%s'\n",
                 argv[optind]);
