@@ -800,6 +800,17 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
                                : "its start stores ready values");
         return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
     }
+    /* What hung on the H200 (shmemx_dev(3)): say it once. */
+    static int lazy_said;
+    const char *ml = getenv("CUDA_MODULE_LOADING");
+    if ((!ml || strcmp(ml, "EAGER")) &&
+        !__atomic_exchange_n(&lazy_said, 1, __ATOMIC_RELAXED))
+        dsm_log_warn("%s: trigger mode with CUDA_MODULE_LOADING=%s: the "
+                     "first launch of a kernel does not return while "
+                     "instances wait behind their trigger; set "
+                     "CUDA_MODULE_LOADING=EAGER or launch every kernel once "
+                     "before this call (shmemx_dev(3))",
+                     rn, ml ? ml : "unset (LAZY)");
     h->trigger = g->word_view(r->trigger);
     if (!h->trigger)
         dsm_rt_fatal(rn, "cannot map the request's trigger word for the GPU");
