@@ -30,6 +30,8 @@ static void usage(FILE *f)
             "                     node: core, numa or none; default\n"
             "                     $SHMEM_BIND_TO, else core when the PEs fit\n"
             "                     the cores, else none\n"
+            "  --mps              run a CUDA MPS daemon of the job's own while\n"
+            "                     it runs (several PEs per GPU; this node)\n"
             "  -h, --help         show this help and exit\n"
             "  --version          show the version and exit\n",
             MAX_PES);
@@ -125,6 +127,13 @@ static int set_bind_to(const char *s, options_t *o)
     return -1;
 }
 
+static int set_mps(const char *s, options_t *o)
+{
+    (void)s;
+    o->mps = true;
+    return 0;
+}
+
 /* Options live in a table so that new ones (--hosts, --launcher, ...) are one
  * line plus a handler. Result codes of handlers: 0 ok, -1 usage error. */
 typedef struct option_desc {
@@ -140,6 +149,7 @@ static const option_desc_t option_table[] = {
     {{"--launcher", NULL, NULL}, true, set_launcher},
     {{"--hosts", "--host", NULL}, true, set_hosts},
     {{"--bind-to", NULL, NULL}, true, set_bind_to},
+    {{"--mps", NULL, NULL}, false, set_mps},
 };
 
 /* Returns -1 to continue, else the exit code for main. */
@@ -219,6 +229,12 @@ int dsm_launcher_parse_args(int argc, char **argv, options_t *o)
     }
     if (o->launcher == LAUNCH_UNSET)
         o->launcher = o->hosts ? LAUNCH_MPIRUN : LAUNCH_LOCAL;
+    if (o->mps && o->launcher != LAUNCH_LOCAL) {
+        fprintf(stderr, PROG ": --mps starts a daemon on this node only: with "
+                             "mpirun or srun start MPS on each node before "
+                             "the job\n");
+        goto bad;
+    }
     /* The environment reaches the PEs both ways: copied by spawn.c, and
      * exported (-x SHMEM_*) by handoff.c. */
     if (o->bind_to && setenv("SHMEM_BIND_TO", o->bind_to, 1) < 0) {

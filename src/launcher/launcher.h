@@ -68,6 +68,7 @@ typedef struct options {
     int launcher;      /* LAUNCH_*; UNSET = local, or mpirun with --hosts */
     const char *hosts; /* --hosts h1,h2,... or NULL */
     const char *bind_to; /* --bind-to, passed on as SHMEM_BIND_TO, or NULL */
+    bool mps;          /* --mps: a CUDA MPS daemon of the job's own */
     char **argv;       /* program and its arguments */
 } options_t;
 
@@ -123,6 +124,7 @@ typedef struct job {
     int watch_rd, watch_wr; /* PEs hold watch_rd: EOF = launcher gone */
     int janitor_fd;
     pid_t janitor;
+    char mps_dir[PATH_MAX]; /* --mps: the daemon's directory, "" = none */
 
     kv_t *kv[KV_BUCKETS];
 
@@ -137,8 +139,9 @@ typedef struct job {
     struct rlimit old_nofile;
 } job_t;
 
-/* Messages to the janitor (spawn.c); kind 0: the directory is gone. */
-enum { JAN_PATH = 1, JAN_ADD_PID, JAN_DEL_PID };
+/* Messages to the janitor (spawn.c); kind 0: the directory is gone.
+ * JAN_MPS: the MPS daemon's directory (length 0: stopped already). */
+enum { JAN_PATH = 1, JAN_ADD_PID, JAN_DEL_PID, JAN_MPS };
 
 /* args.c: -1 to go on, else the exit status for main. */
 int dsm_launcher_parse_args(int argc, char **argv, options_t *o);
@@ -165,6 +168,13 @@ void dsm_launcher_decide(job_t *job, int status);
 /* First failure (or abort, timeout): end every PE but 'except'. */
 void dsm_launcher_end_job(job_t *job, int status, int sig, uint64_t grace_ns,
                           int except);
+
+/* mps.c: --mps. start: make the directory, start the daemon, export its
+ * variables (one line and -1 on failure); stop: quit it and remove the
+ * directory; quit: the same for a directory (the janitor). */
+int dsm_launcher_mps_start(job_t *job);
+void dsm_launcher_mps_stop(job_t *job);
+void dsm_launcher_mps_quit(const char *dir);
 
 /* server.c */
 int dsm_launcher_server_open(job_t *job);

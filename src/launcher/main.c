@@ -279,6 +279,8 @@ int main(int argc, char **argv)
     job.watch_wr = wp[1];
     if (dsm_launcher_server_open(&job) < 0)
         goto cleanup;
+    if (job.opt.mps && dsm_launcher_mps_start(&job) < 0)
+        goto cleanup;
     if (job.opt.timeout_s > 0)
         job.timeout_at = dsm_now_ns() + (uint64_t)(job.opt.timeout_s * 1e9);
     if (dsm_launcher_spawn_all(&job) < 0) {
@@ -304,6 +306,8 @@ int main(int argc, char **argv)
 
 cleanup:
     dsm_launcher_server_close(&job);
+    /* Every PE is gone (reaped above, or never started). */
+    dsm_launcher_mps_stop(&job);
     dsm_launcher_kv_free_all(&job);
     if (job.pes) {
         for (int r = 0; r < job.opt.npes; r++) {

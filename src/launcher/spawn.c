@@ -48,10 +48,11 @@ void dsm_launcher_remove_dir(const char *dir)
 }
 
 /* The janitor outlives a SIGKILLed launcher: it only reads its pipe, and on
- * EOF removes the directory and SIGKILLs the PEs still registered. */
+ * EOF removes the directory and SIGKILLs the PEs still registered (and
+ * stops an --mps daemon, mps.c). */
 static DSM_NORETURN void janitor_main(int rfd)
 {
-    char dir[PATH_MAX] = "";
+    char dir[PATH_MAX] = "", mps[PATH_MAX] = "";
     pid_t *pids = NULL;
     size_t npids = 0, cap = 0;
     int devnull;
@@ -85,6 +86,11 @@ static DSM_NORETURN void janitor_main(int rfd)
                 read_full(rfd, dir, (size_t)m.val) < 0)
                 break;
             dir[m.val] = '\0';
+        } else if (m.kind == JAN_MPS) {
+            if (m.val < 0 || (size_t)m.val >= sizeof(mps) ||
+                (m.val && read_full(rfd, mps, (size_t)m.val) < 0))
+                break;
+            mps[m.val] = '\0';
         } else if (m.kind == JAN_ADD_PID) {
             if (npids == cap) {
                 size_t ncap = cap ? cap * 2 : 64;
@@ -109,6 +115,8 @@ static DSM_NORETURN void janitor_main(int rfd)
     for (size_t i = 0; i < npids; i++)
         kill(pids[i], SIGKILL);
     dsm_launcher_remove_dir(dir);
+    /* A launcher SIGKILLed during an --mps job: its daemon goes too. */
+    dsm_launcher_mps_quit(mps);
     _exit(0);
 }
 

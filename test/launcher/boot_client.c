@@ -8,6 +8,7 @@
  * --ignore-term ignores SIGTERM, so only the launcher's SIGKILL ends us.
  * Modes (all start with init and a barrier unless said otherwise):
  *   info                 print the backend and layout, then fini
+ *   env NAME             (no barrier) print NAME=value or NAME unset, fini
  *   kv [ROUNDS]          key-value exchange among all ranks, fence, barrier
  *   fd                   every rank passes a memfd, every other reads it
  *   exit RANK STATUS     RANK exits with STATUS (no fini), the others sleep
@@ -285,6 +286,14 @@ int main(int argc, char **argv)
         return 98;
     }
     dsm_log_pe = info.rank;
+    if (strcmp(mode, "env") == 0 && nargs == 1) {
+        /* What the launcher exported (--mps): NAME=value, or NAME unset. */
+        const char *v = getenv(args[0]);
+        printf("rank %d %s%s%s\n", info.rank, args[0], v ? "=" : " unset",
+               v ? v : "");
+        ops->fini();
+        return 0;
+    }
     if (strcmp(mode, "info") == 0) {
         int wfd = ops->watch_fd();
         if (wfd >= 0) {
