@@ -134,6 +134,18 @@ if [ "$MPS" = 1 ]; then
     echo quit | nvidia-cuda-mps-control
     sleep 1
 fi
+# The launcher's own daemon (--mps, #15): once the manual one is gone,
+# 2 PEs with a private daemon; afterwards no MPS process may be left.
+if [ "$MPS" = 1 ]; then
+    run "dev_api 2 PEs under shmem_launcher --mps" 60 env -u CUDA_MPS_PIPE_DIRECTORY \
+        -u CUDA_MPS_LOG_DIRECTORY "$L" -n 2 --mps --timeout 55 "$B/dev_api" rma barrier req
+    if pgrep -x nvidia-cuda-mps-control >/dev/null || pgrep -x nvidia-cuda-mps-server >/dev/null; then
+        row "--mps: daemon after the job" "LEFT RUNNING (FAIL)"
+        echo quit | CUDA_MPS_PIPE_DIRECTORY=/tmp/dsm-none nvidia-cuda-mps-control 2>/dev/null
+    else
+        row "--mps: daemon after the job" "gone"
+    fi
+fi
 # A PE killed while its kernel waits on a device signal (no MPS: the
 # daemon is gone): the job ends, no process left on the GPU, nothing left.
 run "dev_api: kill -9 of a PE while its kernel waits" 60 env GPU_PROG="$B/dev_api" \
