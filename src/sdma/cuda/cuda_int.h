@@ -1,16 +1,17 @@
 /*
  * What the cuda backend's files share (never included outside
  * src/sdma/cuda). One idea per file:
- *   cuda.c      the backend ops: one CUstream per queue, doorbells cut into
- *               runs of copies / stream memory operations / host work,
- *               completion words, held-back copies and the progress agent
- *               that posts them
- *   memkind.c   what a pointer is for the copy engines (device memory,
- *               pinned and mapped host memory, pageable memory)
- *   vmm.c       the device heap: cuMemCreate, POSIX fd export/import,
- *               cuMemMap into this process
- *   onstream.c  the shmemx_*_on_stream support (work on a caller's stream)
- *   devapi.c    the device API's request FIFO and its proxy thread
+ *   cuda.c       the backend ops: one CUstream per queue, completion
+ *                words, held-back copies (coalescing), poll; the overview
+ *   cuda_post.c  doorbells cut into runs of copies / stream memory
+ *                operations / host work, put on the queue's stream
+ *   cuda_agent.c the progress agent that posts what is held back
+ *   memkind.c    what a pointer is for the copy engines (device memory,
+ *                pinned and mapped host memory, pageable memory)
+ *   vmm.c        the device heap: cuMemCreate, POSIX fd export/import,
+ *                cuMemMap into this process
+ *   onstream.c   the shmemx_*_on_stream support (work on a caller's stream)
+ *   devapi.c     the device API's request FIFO and its proxy thread
  * Process-wide: one GPU per process, one dsm_sdma_t using it.
  */
 #ifndef DSM_SDMA_CUDA_CUDA_INT_H
@@ -97,5 +98,61 @@ typedef struct dsm_cuda_side {
 int dsm_cuda_side_fork(CUstream st, dsm_cuda_side_t *sd, CUdeviceptr *d,
                        CUdeviceptr *s, size_t *l, size_t *n, int alone);
 void dsm_cuda_side_destroy(dsm_cuda_side_t *sd);
+
+/* Was 4 (GPU-FACTS.md: hundreds of gated segments filled a stream's
+ * command queue; 4 worked). A persistent collective on device words has
+ * three WAITs per instance (trigger, ready, arrival), so 4 stopped the
+ * posting of the second instance ahead and left it to poll(), on the
+ * critical path; 16 still bounds the stream's queue to a few dozen
+ * memory operations. */
+#define DSM_CUDA_MAX_GATED 16
+
+/* A queue's backend state (q->priv). */
+typedef struct cu_queue {
+    CUstream stream;
+    volatile uint64_t *done; /* pinned host word: completed sequence */
+    CUdeviceptr done_dev;
+    uint64_t posted; /* [0, posted) is on the stream or executed */
+    uint64_t seen;   /* last completion seen by poll (wakes) */
+    int blocked;     /* posting stopped at a WAIT: poll resumes it */
+    int gpu_dirty;   /* GPU work posted after the last completion write */
+    int run;
+    uint64_t run_start;
+    /* the COPY run being built */
+    CUdeviceptr *dsts, *srcs;
+    size_t *sizes;
+    size_t nb, cap;
+    /* the memop run being built */
+    CUstreamBatchMemOpParams ops[DSM_CUDA_MAX_MEMOPS];
+    unsigned nops;
+    uint64_t gates[DSM_CUDA_MAX_GATED]; /* sequence numbers of WAITs */
+    int ngates;
+    CUdeviceptr stage;
+    int deferred;         /* submitted copies held back while the stream runs */
+    unsigned defer_gen;   /* doorbells held back so far (the agent's clock) */
+    uint64_t defer_ok;    /* commands below this were checked by may_defer */
+    size_t last_bytes;    /* bytes of copies the last dsm_cuda_advance posted */
+    dsm_cuda_side_t side; /* big local copies beside the stream */
+    int join_pending;     /* the next completion report must wait for the
+                           * side stream */
+    /* the progress agent's view (its thread only) */
+    unsigned agent_gen;
+    uint64_t agent_since;
+} cu_queue_t;
+
+/* cuda_post.c. Put commands [cq->posted, upto) on q's stream; caller holds
+ * q->lock. Starts the agent when it stops at the gate bound. */
+void dsm_cuda_advance(dsm_sdma_queue_t *q, uint64_t upto);
+/* cuda_post.c. Number of cq's WAITs on the stream not yet passed. */
+int dsm_cuda_gates_pending(cu_queue_t *cq);
+/* cuda.c. Resume q if stopped at the gate bound and a gate passed. */
+int dsm_cuda_resume_blocked(dsm_sdma_queue_t *q, cu_queue_t *cq);
+
+/* cuda_agent.c. 1 when the agent runs (started now); 0: hold nothing. */
+int dsm_cuda_agent_start(dsm_sdma_t *s);
+/* cuda_agent.c. Wake the agent: something new is held back. */
+void dsm_cuda_agent_kick(void);
+/* cuda_agent.c. Stop and join the agent (close). */
+void dsm_cuda_agent_stop(void);
 
 #endif /* DSM_SDMA_CUDA_CUDA_INT_H */
