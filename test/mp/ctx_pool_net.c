@@ -7,7 +7,8 @@
  * each to every other PE (which connects each endpoint), destroys them
  * all; a second burst of 16 must open no file more than the first held
  * (its contexts reuse the endpoints and their connections), and with
- * SHMEM_OFI_CTX_EPS=0 no context opens any. Run under
+ * SHMEM_OFI_CTX_EPS=0 no context opens any; both counts allow one file per
+ * peer of slack for connections the provider settles in its own thread. Run under
  * SHMEM_FORCE_NETWORK=1 by network.sh (both providers) and by
  * net_ctx.sh; on shm no context holds a file and the counts stay equal.
  */
@@ -69,16 +70,26 @@ int main(void)
     int base, alive1 = 0, alive2 = 0;
 
     CHECK(dst, "allocation");
+    /* The default context's connections first: a put to every PE and its
+     * quiet (delivered, so the peer accepted), then everyone's barrier. */
+    for (int k = 1; k < npes; k++)
+        shmem_long_p(&dst[(size_t)me * NCTX], 0, (me + k) % npes);
+    shmem_quiet();
     shmem_barrier_all();
     base = open_files();
     burst(dst, 1, NCTX, &alive1);
     burst(dst, 2, NCTX, &alive2);
-    CHECK(alive2 <= alive1,
+    /* Up to one file per peer of slack: the sockets provider settles a
+     * pair's connections (both sides connecting at once) in its own
+     * thread, so one may come or go between two counts (seen once under
+     * ASan: 22, 22, 23). Endpoints per context would be NCTX or more. */
+    const int slack = npes - 1;
+    CHECK(alive2 <= alive1 + slack,
           "%d files open before %d contexts, %d with them, %d with %d "
           "more: the second contexts opened endpoints of their own",
           base, NCTX, alive1, alive2, NCTX);
     if (eps && !strcmp(eps, "0"))
-        CHECK(alive1 == base,
+        CHECK(alive1 <= base + slack,
               "SHMEM_OFI_CTX_EPS=0, yet %d files open before %d contexts, "
               "%d with them", base, NCTX, alive1);
     burst(dst, 3, 4, NULL);
