@@ -3,7 +3,9 @@
  * shmemx_alltoallmem_init build a plan once; the request keeps
  * SHMEM_PRELAUNCH_DEPTH instances posted ahead as chains that start with
  * WAIT(trigger >= k), so shmemx_req_start is one store to the trigger and
- * shmemx_req_wait waits for the instance, then posts the next one.
+ * shmemx_req_wait waits for the instance, then posts the next one. Kernel
+ * handles (shmemx_req_device) are in persist_kernel.c; the request itself
+ * is in persistent_int.h.
  *
  * Each request owns:
  *  - a private copy of the team (a split with the same members), so its
@@ -25,7 +27,7 @@
  * On GPU buffers with the cuda backend (plan.dsync) one cross-GPU
  * exchange per instance is left (SHMEM_PERSISTENT_SYNC, chain.h
  * DSM_DSYNC_*; default host): shmemx_req_start stores the instance's
- * ready value into each peer's host word for me (fire(): my dest is free
+ * ready value into each peer's host word for me (dsm_persist_fire(): my dest is free
  * and my source filled from then on), the chain waits for my trigger and
  * for the peers' ready values on the stream, copies, and its engine writes
  * the arrival into each peer's host word, which the peer's CPU checks
@@ -46,60 +48,18 @@
  * network puts of the direct path): start only marks the request active
  * and wait runs the collective on the request's team.
  */
-#include "coll/chain.h"
+#include "coll/persistent_int.h"
 #include "common/words.h"
 #include "runtime/gpu.h"
 
-#include <shmemx_cuda.h> /* shmemx_dev_req_t (plain C part) */
-
 #include <stdlib.h>
 #include <string.h>
-
-_Static_assert(SHMEMX_DEV_REQ_MAXQ == DSM_CHAIN_MAXQ,
-               "a kernel handle has a done word per chain queue");
 
 /* Split push/pull off until measured better (docs/PERFORMANCE.md). */
 #ifndef DSM_COLL_PULL_MIN_DEFAULT
 #define DSM_COLL_PULL_MIN_DEFAULT 0
 #endif
 
-struct dsm_coll_req {
-    /* My engines WAIT(*trigger >= k). A library-owned word (common/words.h):
-     * a GPU stream waits on its page by address until finalize, so it must
-     * not be memory the allocator can return and hand out again. */
-    uint64_t *trigger;
-    dsm_team_t *t;                    /* the private copy of the team */
-    dsm_plan_t plan;
-    dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
-    int depth;
-    int nslots;                          /* depth, or depth + 1 (dsync) */
-    uint64_t posted, started, completed; /* instance numbers, from 1 */
-    dsm_inst_t *inst;                    /* [nslots], instance k at k % nslots */
-    uint64_t *arr;                       /* [nslots][np] */
-    uint64_t *rdy;                       /* [nslots][np] (HREADY/HOST) */
-    const char *routine;
-    uint32_t magic;
-    int at_wait;          /* team not all mapped: run at wait (see above) */
-    int lazy;             /* nothing posted ahead: each instance at start */
-    void *dest;
-    const void *src;
-    size_t nbytes;
-    struct dsm_coll_req *prev, *next; /* live list (finalize) */
-    /* Kernel handle (shmemx_req_device): host view, GPU address, and 1
-     * once its counters drive the request (TRIGGER mode; then started,
-     * completed above are unused until release). kh exists from init for
-     * requests a kernel could trigger, so their chains end with the done
-     * signals (plan.kdone = kh->done). */
-    shmemx_dev_req_t *kh;
-    uint64_t kh_gpu;
-    int kmode;
-    int khanded;                      /* shmemx_req_device returned kh */
-    pthread_mutex_t plock;            /* posting (proxy thread and host) */
-    struct dsm_coll_req *knext;       /* kernel-triggered list */
-    uint64_t kseen[3], kseen_ns;      /* SHMEM_DEBUG stall report */
-};
-
-#define REQ_MAGIC 0x5e9c0a11u
 
 /* ------------------------------------------------------------ queues */
 
@@ -151,7 +111,7 @@ static void fq_reset_locked(void)
     }
 }
 
-static dsm_sdma_queue_t *queue_get(int i, const char *routine)
+dsm_sdma_queue_t *dsm_persist_queue_get(int i, const char *routine)
 {
     dsm_sdma_queue_t *q = NULL;
 
@@ -202,7 +162,7 @@ static void queue_put(dsm_sdma_queue_t *q)
 
 /* ------------------------------------------------------------ instances */
 
-static void post_next(struct dsm_coll_req *r)
+void dsm_persist_post_next(struct dsm_coll_req *r)
 {
     uint64_t k = ++r->posted;
     dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
@@ -266,7 +226,7 @@ static size_t pull_min(void)
  * which would then overwrite it and leave the peer waiting for ever
  * (seen with the hsa backend over the engine model, whose engine thread
  * starts within microseconds). */
-static void fire(struct dsm_coll_req *r, uint64_t k)
+void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
 {
     if (r->plan.dsync == DSM_DSYNC_HREADY || r->plan.dsync == DSM_DSYNC_HOST) {
         const dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
@@ -276,180 +236,6 @@ static void fire(struct dsm_coll_req *r, uint64_t k)
                 in->rdy[i], __ATOMIC_RELEASE);
     }
     dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
-}
-
-/* ------------------------------------------------------------ kernels */
-
-/* Requests in TRIGGER mode, which the device API's proxy thread keeps
- * posted ahead (dsm_coll_req_device_poll). */
-static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER;
-static struct dsm_coll_req *klist;
-static int nk;
-
-/* The handle's words are written by the GPU (started, waited) and by the
- * engines (done): read them as the atomics they are for this CPU. */
-#define KH_LOAD(r, f) __atomic_load_n(&(r)->kh->f, __ATOMIC_ACQUIRE)
-#define KH_STORE(r, f, v) __atomic_store_n(&(r)->kh->f, (v), __ATOMIC_RELEASE)
-
-/* Keep depth instances posted beyond the last one waited for, and retire
- * what the engines finished. Returns 1 when it posted. The proxy calls it
- * with trylock (it must not wait behind a host start). */
-static int krepost_locked(struct dsm_coll_req *r)
-{
-    const uint64_t w = KH_LOAD(r, waited);
-    int n = 0;
-
-    for (int i = 0; i < r->plan.nq; i++)
-        (void)dsm_sdma_queue_help(r->q[i]);
-    while (r->posted < w + (uint64_t)r->depth) {
-        post_next(r);
-        n++;
-    }
-    if (n)
-        KH_STORE(r, posted, r->posted);
-    return n != 0;
-}
-
-static void krepost(struct dsm_coll_req *r)
-{
-    pthread_mutex_lock(&r->plock);
-    krepost_locked(r);
-    pthread_mutex_unlock(&r->plock);
-}
-
-/* The host's start and wait of a request in TRIGGER mode: the kernel's
- * protocol (shmemx_cuda.h) on the handle's counters. */
-static int kstart(struct dsm_coll_req *r)
-{
-    uint64_t k = KH_LOAD(r, started) + 1;
-    if (k != KH_LOAD(r, waited) + 1) {
-        dsm_debug("shmemx_req_start: the request is active (started without "
-                  "shmemx_req_wait)");
-        return -1;
-    }
-    while (KH_LOAD(r, posted) < k)
-        krepost(r);
-    KH_STORE(r, started, k);
-    fire(r, k);
-    return 0;
-}
-
-static int kdone(void *v)
-{
-    struct dsm_coll_req *r = v;
-    const uint64_t k = KH_LOAD(r, started);
-    for (int i = 0; i < r->plan.nq; i++) {
-        (void)dsm_sdma_queue_help(r->q[i]);
-        if (KH_LOAD(r, done[i]) < k)
-            return 0;
-    }
-    return 1;
-}
-
-static void kwait(struct dsm_coll_req *r)
-{
-    const uint64_t k = KH_LOAD(r, started);
-    dsm_backoff_t b = {0};
-
-    if (k == KH_LOAD(r, waited))
-        return;
-    while (!kdone(r))
-        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, kdone, r);
-    KH_STORE(r, waited, k);
-    krepost(r);
-}
-
-/* SHMEM_DEBUG: a request in TRIGGER mode with an instance in flight (or
- * instances to post) and nothing moving for 10 s says once where it stands (the counters, the
- * trigger word, each queue's completed sequence against the instance's). */
-static void kstall_check(struct dsm_coll_req *r)
-{
-    const uint64_t s = KH_LOAD(r, started), w = KH_LOAD(r, waited),
-                   p = KH_LOAD(r, posted), now = dsm_now_ns();
-    /* Stalled: an instance in flight, or one to post that is not. */
-    if (s != r->kseen[0] || w != r->kseen[1] || p != r->kseen[2] ||
-        (s == w && p >= w + (uint64_t)r->depth)) {
-        r->kseen[0] = s;
-        r->kseen[1] = w;
-        r->kseen[2] = p;
-        r->kseen_ns = now;
-        return;
-    }
-    if (!r->kseen_ns || now - r->kseen_ns < 10000000000ull)
-        return;
-    r->kseen_ns = 0; /* once */
-    const dsm_inst_t *in = &r->inst[s % (uint64_t)r->nslots];
-    dsm_debug("%s: kernel-triggered request stalled 10 s: posted %llu, "
-              "started %llu, waited %llu, trigger word %llu",
-              r->routine, (unsigned long long)p, (unsigned long long)s,
-              (unsigned long long)w,
-              (unsigned long long)__atomic_load_n(r->trigger,
-                                                  __ATOMIC_ACQUIRE));
-    for (int i = 0; i < r->plan.nq; i++)
-        dsm_debug("%s: stalled: queue %d done word %llu, completed %llu, "
-                  "instance's sequence %llu", r->routine, i,
-                  (unsigned long long)KH_LOAD(r, done[i]),
-                  (unsigned long long)dsm_sdma_queue_help(r->q[i]),
-                  (unsigned long long)in->seq[i]);
-}
-
-int dsm_coll_req_device_poll(void)
-{
-    int busy = 0;
-
-    if (!__atomic_load_n(&nk, __ATOMIC_ACQUIRE))
-        return 0;
-    pthread_mutex_lock(&klock);
-    for (struct dsm_coll_req *r = klist; r; r = r->knext) {
-        if (KH_LOAD(r, started) != KH_LOAD(r, waited))
-            busy = 1; /* an instance in flight: its wait comes soon */
-        if (DSM_UNLIKELY(dsm_env.debug))
-            kstall_check(r);
-        if (r->posted < KH_LOAD(r, waited) + (uint64_t)r->depth) {
-            busy = 1;
-            if (!pthread_mutex_trylock(&r->plock)) {
-                krepost_locked(r);
-                pthread_mutex_unlock(&r->plock);
-            }
-        }
-    }
-    pthread_mutex_unlock(&klock);
-    return busy;
-}
-
-/* A handle for r's kernels, done words included (pinned, mapped). NULL
- * when this backend cannot give kernels a word (no GPU, hsa). */
-static shmemx_dev_req_t *kh_alloc(struct dsm_coll_req *r)
-{
-    const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
-    const size_t n = sizeof(shmemx_dev_req_t) / sizeof(uint64_t);
-    uint64_t *w;
-
-    if (!g || !g->word_view)
-        return NULL;
-    w = dsm_words_alloc(n);
-    if (!w)
-        return NULL;
-    /* Every page it spans (blocks of one size class may cross one). */
-    r->kh_gpu = g->word_view(w);
-    if (!r->kh_gpu || !g->word_view(w + n - 1) ||
-        g->word_view(w + n - 1) - r->kh_gpu != (n - 1) * sizeof(uint64_t)) {
-        dsm_words_free(w, n);
-        r->kh_gpu = 0;
-        return NULL;
-    }
-    r->kh = (shmemx_dev_req_t *)w;
-    r->kh->req = (uint64_t)(uintptr_t)r;
-    r->kh->mode = SHMEMX_DEV_REQ_PROXY;
-    return r->kh;
-}
-
-static void kh_free(struct dsm_coll_req *r)
-{
-    if (r->kh)
-        dsm_words_free((uint64_t *)r->kh,
-                       sizeof(shmemx_dev_req_t) / sizeof(uint64_t));
-    r->kh = NULL;
 }
 
 static int req_init(shmem_team_t team, void *dest, const void *source,
@@ -604,7 +390,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
         r->nslots--;
     }
     for (i = 0; i < p->nq; i++)
-        r->q[i] = queue_get(i, routine);
+        r->q[i] = dsm_persist_queue_get(i, routine);
     /* A peer on my own GPU (several PEs per GPU): post nothing ahead.
      * On one H200 with 2-4 PEs, with or without MPS, a synchronous
      * cuMemcpyHtoD by the program (gpu_coll's copy-in before each start)
@@ -620,10 +406,10 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     /* A kernel may trigger this one by a store (shmemx_req_device): its
      * chains end with the done words the kernel polls. */
     if (dsm_env.dev_req_trigger && !r->lazy && p->dsync == DSM_DSYNC_DEV &&
-        kh_alloc(r))
+        dsm_persist_kh_alloc(r))
         p->kdone = r->kh->done;
     for (i = 0; !r->lazy && i < r->depth; i++)
-        post_next(r);
+        dsm_persist_post_next(r);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
               "on %d queue(s), sync %s, pull from %zu bytes", routine,
               dsm_algo_name(p->algo), n, nbytes,
@@ -638,7 +424,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     return 0;
 }
 
-static struct dsm_coll_req *req_check(shmemx_req_t req, const char *routine)
+struct dsm_coll_req *dsm_persist_req_check(shmemx_req_t req, const char *routine)
 {
     DSM_CHECK_INIT(routine);
     if (DSM_UNLIKELY(!req || req->magic != REQ_MAGIC))
@@ -690,10 +476,10 @@ DSM_WEAKX(alltoallmem_init)
 
 int pshmemx_req_start(shmemx_req_t req)
 {
-    struct dsm_coll_req *r = req_check(req, "shmemx_req_start");
+    struct dsm_coll_req *r = dsm_persist_req_check(req, "shmemx_req_start");
 
     if (r->kmode)
-        return kstart(r);
+        return dsm_persist_kstart(r);
     if (r->started != r->completed) {
         dsm_debug("shmemx_req_start: the request is active (started without "
                   "shmemx_req_wait)");
@@ -707,18 +493,18 @@ int pshmemx_req_start(shmemx_req_t req)
     if (r->at_wait)
         return 0; /* runs at wait */
     if (r->lazy)
-        post_next(r);
-    fire(r, r->started);
+        dsm_persist_post_next(r);
+    dsm_persist_fire(r, r->started);
     return 0;
 }
 DSM_WEAKX(req_start)
 
 int pshmemx_req_wait(shmemx_req_t req)
 {
-    struct dsm_coll_req *r = req_check(req, "shmemx_req_wait");
+    struct dsm_coll_req *r = dsm_persist_req_check(req, "shmemx_req_wait");
 
     if (r->kmode) {
-        kwait(r);
+        dsm_persist_kwait(r);
         return 0;
     }
     if (r->started == r->completed)
@@ -730,131 +516,16 @@ int pshmemx_req_wait(shmemx_req_t req)
     if (r->plan.dsync) {
         /* The next instance's driver calls overlap this one's copies. */
         if (!r->lazy)
-            post_next(r);
+            dsm_persist_post_next(r);
         wait_started(r);
         return 0;
     }
     wait_started(r);
     if (!r->at_wait && !r->lazy)
-        post_next(r);
+        dsm_persist_post_next(r);
     return 0;
 }
 DSM_WEAKX(req_wait)
-
-void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine)
-{
-    struct dsm_coll_req *r = req_check(req, routine);
-    if (wait) {
-        pshmemx_req_wait(r);
-        return;
-    }
-    if (r->started != r->completed)
-        dsm_rt_fatal(routine, "request %p is active (started again without "
-                     "shmemx_dev_req_wait or shmemx_req_wait)", (void *)r);
-    pshmemx_req_start(r);
-}
-
-shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
-{
-    static const char rn[] = "shmemx_req_device";
-    struct dsm_coll_req *r = req_check(req, rn);
-    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(rn);
-    dsm_plan_t *p = &r->plan;
-
-    if (!g->word_view)
-        dsm_rt_fatal(rn, "the %s backend cannot hand persistent requests to "
-                     "kernels", g->name);
-    if (r->khanded)
-        return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu; /* handed out */
-    if (r->started != r->completed)
-        dsm_rt_fatal(rn, "request %p is active (started without "
-                     "shmemx_req_wait)", (void *)r);
-    /* Trigger mode only where asked for (SHMEM_DEV_REQ_TRIGGER=1): on the
-     * H200 a kernel launched while instances waited behind their trigger
-     * did not run (shmemx_dev(3), docs/PERFORMANCE.md). */
-    const int allow = dsm_env.dev_req_trigger;
-    int trig = allow && r->kh != NULL; /* dsync DEV, posted ahead */
-    if (allow && !r->t && !r->lazy &&
-        (!p->local.len ||
-         (g->gpu_view(p->local.dst) && g->gpu_view(p->local.src)))) {
-        /* A team of one: its block moves by an engine chain of its own
-         * (WAIT trigger, COPY, SIGNAL done) instead of at each start. */
-        if (!kh_alloc(r))
-            dsm_rt_fatal(rn, "cannot map a request handle for the GPU");
-        p->algo = DSM_ALGO_PCPY;
-        p->nq = 1;
-        r->q[0] = queue_get(0, rn);
-        p->kdone = r->kh->done;
-        trig = 1;
-    } else if (!r->kh && !kh_alloc(r)) {
-        dsm_rt_fatal(rn, "cannot map a request handle for the GPU");
-    }
-    shmemx_dev_req_t *h = r->kh;
-    r->khanded = 1;
-    if (!trig) {
-        dsm_debug("%s: request %p is started by the proxy thread (%s)", rn,
-                  (void *)r,
-                  !allow       ? "SHMEM_DEV_REQ_TRIGGER=0"
-                  : r->lazy    ? "nothing posted ahead"
-                  : r->at_wait ? "members on other nodes"
-                               : "its start stores ready values");
-        return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
-    }
-    /* What hung on the H200 (shmemx_dev(3)): say it once. */
-    static int lazy_said;
-    const char *ml = getenv("CUDA_MODULE_LOADING");
-    if ((!ml || strcmp(ml, "EAGER")) &&
-        !__atomic_exchange_n(&lazy_said, 1, __ATOMIC_RELAXED))
-        dsm_log_warn("%s: trigger mode with CUDA_MODULE_LOADING=%s: the "
-                     "first launch of a kernel does not return while "
-                     "instances wait behind their trigger; set "
-                     "CUDA_MODULE_LOADING=EAGER or launch every kernel once "
-                     "before this call (shmemx_dev(3))",
-                     rn, ml ? ml : "unset (LAZY)");
-    h->trigger = g->word_view(r->trigger);
-    if (!h->trigger)
-        dsm_rt_fatal(rn, "cannot map the request's trigger word for the GPU");
-    h->nq = (uint64_t)p->nq;
-    h->started = h->waited = r->started;
-    h->posted = r->posted;
-    __atomic_store_n(&h->mode, SHMEMX_DEV_REQ_TRIGGER, __ATOMIC_RELEASE);
-    r->kmode = 1;
-    krepost(r);
-    pthread_mutex_lock(&klock);
-    r->knext = klist;
-    klist = r;
-    __atomic_store_n(&nk, nk + 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&klock);
-    dsm_debug("%s: request %p is started by a store from kernels, %d "
-              "instance(s) posted ahead on %d queue(s)", rn, (void *)r,
-              r->depth, p->nq);
-    return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
-}
-DSM_WEAKX(req_device)
-
-/* Out of the proxy's list, and back to the host's counters: the started
- * instance is waited for (release). */
-static void kmode_end(struct dsm_coll_req *r)
-{
-    pthread_mutex_lock(&klock);
-    struct dsm_coll_req **pp = &klist;
-    while (*pp && *pp != r)
-        pp = &(*pp)->knext;
-    if (*pp) {
-        *pp = r->knext;
-        __atomic_store_n(&nk, nk - 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&klock);
-    pthread_mutex_lock(&r->plock);
-    pthread_mutex_unlock(&r->plock);
-    if (KH_LOAD(r, started) != KH_LOAD(r, waited)) {
-        dsm_backoff_t b = {0};
-        while (!kdone(r))
-            dsm_backoff(&b, &dsm_rt.ctrl->wake_app, kdone, r);
-    }
-    r->started = r->completed = KH_LOAD(r, started);
-    r->kmode = 0;
-}
 
 /* Finish what r has running and give back what it holds. fini: called by
  * finalize for a request the program never freed; its team goes without
@@ -865,7 +536,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
 
     live_remove(r);
     if (r->kmode)
-        kmode_end(r);
+        dsm_persist_kmode_end(r);
     if (r->t && r->at_wait) {
         if (r->started != r->completed)
             wait_started(r);
@@ -898,7 +569,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
                       dsm_sdma_backend_name(dsm_rt.sdma));
             while (r->started < r->posted) {
                 r->started++;
-                fire(r, r->started);
+                dsm_persist_fire(r, r->started);
                 wait_started(r);
             }
         }
@@ -921,14 +592,14 @@ static void req_release(struct dsm_coll_req *r, int fini)
     free(r->arr);
     free(r->rdy);
     dsm_words_free(r->trigger, 1);
-    kh_free(r);
+    dsm_persist_kh_free(r);
     pthread_mutex_destroy(&r->plock);
     free(r);
 }
 
 int pshmemx_req_free(shmemx_req_t req)
 {
-    req_release(req_check(req, "shmemx_req_free"), 0);
+    req_release(dsm_persist_req_check(req, "shmemx_req_free"), 0);
     return 0;
 }
 DSM_WEAKX(req_free)

@@ -1,0 +1,308 @@
+/*
+ * Persistent requests started by GPU kernels (shmemx_req_device,
+ * shmemx_dev(3)): the kernel handle, 32 words of pinned host memory, and
+ * its two modes. PROXY: the kernel's start and wait are FIFO HOST slots
+ * that the proxy runs through dsm_coll_req_device. TRIGGER
+ * (SHMEM_DEV_REQ_TRIGGER=1): the kernel stores the instance number into
+ * the trigger word and polls the done words each gated instance ends
+ * with; the handle's counters (posted by the host; started and waited by
+ * whoever starts) replace the request's own, and the device API's proxy
+ * thread keeps SHMEM_PRELAUNCH_DEPTH instances posted beyond the last one
+ * waited for (dsm_coll_req_device_poll).
+ */
+#include "coll/persistent_int.h"
+#include "common/words.h"
+#include "runtime/gpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Requests in TRIGGER mode, which the device API's proxy thread keeps
+ * posted ahead (dsm_coll_req_device_poll). */
+static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER;
+static struct dsm_coll_req *klist;
+static int nk;
+
+/* The handle's words are written by the GPU (started, waited) and by the
+ * engines (done): read them as the atomics they are for this CPU. */
+#define KH_LOAD(r, f) __atomic_load_n(&(r)->kh->f, __ATOMIC_ACQUIRE)
+#define KH_STORE(r, f, v) __atomic_store_n(&(r)->kh->f, (v), __ATOMIC_RELEASE)
+
+/* Keep depth instances posted beyond the last one waited for, and retire
+ * what the engines finished. Returns 1 when it posted. The proxy calls it
+ * with trylock (it must not wait behind a host start). */
+static int krepost_locked(struct dsm_coll_req *r)
+{
+    const uint64_t w = KH_LOAD(r, waited);
+    int n = 0;
+
+    for (int i = 0; i < r->plan.nq; i++)
+        (void)dsm_sdma_queue_help(r->q[i]);
+    while (r->posted < w + (uint64_t)r->depth) {
+        dsm_persist_post_next(r);
+        n++;
+    }
+    if (n)
+        KH_STORE(r, posted, r->posted);
+    return n != 0;
+}
+
+static void krepost(struct dsm_coll_req *r)
+{
+    pthread_mutex_lock(&r->plock);
+    krepost_locked(r);
+    pthread_mutex_unlock(&r->plock);
+}
+
+/* The host's start and wait of a request in TRIGGER mode: the kernel's
+ * protocol (shmemx_cuda.h) on the handle's counters. */
+int dsm_persist_kstart(struct dsm_coll_req *r)
+{
+    uint64_t k = KH_LOAD(r, started) + 1;
+    if (k != KH_LOAD(r, waited) + 1) {
+        dsm_debug("shmemx_req_start: the request is active (started without "
+                  "shmemx_req_wait)");
+        return -1;
+    }
+    while (KH_LOAD(r, posted) < k)
+        krepost(r);
+    KH_STORE(r, started, k);
+    dsm_persist_fire(r, k);
+    return 0;
+}
+
+static int kdone(void *v)
+{
+    struct dsm_coll_req *r = v;
+    const uint64_t k = KH_LOAD(r, started);
+    for (int i = 0; i < r->plan.nq; i++) {
+        (void)dsm_sdma_queue_help(r->q[i]);
+        if (KH_LOAD(r, done[i]) < k)
+            return 0;
+    }
+    return 1;
+}
+
+/* Until the engines' done words reach the started instance. */
+static void kdone_wait(struct dsm_coll_req *r)
+{
+    dsm_backoff_t b = {0};
+    while (!kdone(r))
+        dsm_backoff(&b, &dsm_rt.ctrl->wake_app, kdone, r);
+}
+
+void dsm_persist_kwait(struct dsm_coll_req *r)
+{
+    const uint64_t k = KH_LOAD(r, started);
+
+    if (k == KH_LOAD(r, waited))
+        return;
+    kdone_wait(r);
+    KH_STORE(r, waited, k);
+    krepost(r);
+}
+
+/* SHMEM_DEBUG: a request in TRIGGER mode with an instance in flight (or
+ * instances to post) and nothing moving for 10 s says once where it stands (the counters, the
+ * trigger word, each queue's completed sequence against the instance's). */
+static void kstall_check(struct dsm_coll_req *r)
+{
+    const uint64_t s = KH_LOAD(r, started), w = KH_LOAD(r, waited),
+                   p = KH_LOAD(r, posted), now = dsm_now_ns();
+    /* Stalled: an instance in flight, or one to post that is not. */
+    if (s != r->kseen[0] || w != r->kseen[1] || p != r->kseen[2] ||
+        (s == w && p >= w + (uint64_t)r->depth)) {
+        r->kseen[0] = s;
+        r->kseen[1] = w;
+        r->kseen[2] = p;
+        r->kseen_ns = now;
+        return;
+    }
+    if (!r->kseen_ns || now - r->kseen_ns < 10000000000ull)
+        return;
+    r->kseen_ns = 0; /* once */
+    const dsm_inst_t *in = &r->inst[s % (uint64_t)r->nslots];
+    dsm_debug("%s: kernel-triggered request stalled 10 s: posted %llu, "
+              "started %llu, waited %llu, trigger word %llu",
+              r->routine, (unsigned long long)p, (unsigned long long)s,
+              (unsigned long long)w,
+              (unsigned long long)__atomic_load_n(r->trigger,
+                                                  __ATOMIC_ACQUIRE));
+    for (int i = 0; i < r->plan.nq; i++)
+        dsm_debug("%s: stalled: queue %d done word %llu, completed %llu, "
+                  "instance's sequence %llu", r->routine, i,
+                  (unsigned long long)KH_LOAD(r, done[i]),
+                  (unsigned long long)dsm_sdma_queue_help(r->q[i]),
+                  (unsigned long long)in->seq[i]);
+}
+
+int dsm_coll_req_device_poll(void)
+{
+    int busy = 0;
+
+    if (!__atomic_load_n(&nk, __ATOMIC_ACQUIRE))
+        return 0;
+    pthread_mutex_lock(&klock);
+    for (struct dsm_coll_req *r = klist; r; r = r->knext) {
+        if (KH_LOAD(r, started) != KH_LOAD(r, waited))
+            busy = 1; /* an instance in flight: its wait comes soon */
+        if (DSM_UNLIKELY(dsm_env.debug))
+            kstall_check(r);
+        if (r->posted < KH_LOAD(r, waited) + (uint64_t)r->depth) {
+            busy = 1;
+            if (!pthread_mutex_trylock(&r->plock)) {
+                krepost_locked(r);
+                pthread_mutex_unlock(&r->plock);
+            }
+        }
+    }
+    pthread_mutex_unlock(&klock);
+    return busy;
+}
+
+/* A handle for r's kernels, done words included (pinned, mapped). NULL
+ * when this backend cannot give kernels a word (no GPU, hsa). */
+shmemx_dev_req_t *dsm_persist_kh_alloc(struct dsm_coll_req *r)
+{
+    const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
+    const size_t n = sizeof(shmemx_dev_req_t) / sizeof(uint64_t);
+    uint64_t *w;
+
+    if (!g || !g->word_view)
+        return NULL;
+    w = dsm_words_alloc(n);
+    if (!w)
+        return NULL;
+    /* Every page it spans (blocks of one size class may cross one). */
+    r->kh_gpu = g->word_view(w);
+    if (!r->kh_gpu || !g->word_view(w + n - 1) ||
+        g->word_view(w + n - 1) - r->kh_gpu != (n - 1) * sizeof(uint64_t)) {
+        dsm_words_free(w, n);
+        r->kh_gpu = 0;
+        return NULL;
+    }
+    r->kh = (shmemx_dev_req_t *)w;
+    r->kh->req = (uint64_t)(uintptr_t)r;
+    r->kh->mode = SHMEMX_DEV_REQ_PROXY;
+    return r->kh;
+}
+
+void dsm_persist_kh_free(struct dsm_coll_req *r)
+{
+    if (r->kh)
+        dsm_words_free((uint64_t *)r->kh,
+                       sizeof(shmemx_dev_req_t) / sizeof(uint64_t));
+    r->kh = NULL;
+}
+
+void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine)
+{
+    struct dsm_coll_req *r = dsm_persist_req_check(req, routine);
+    if (wait) {
+        pshmemx_req_wait(r);
+        return;
+    }
+    if (r->started != r->completed)
+        dsm_rt_fatal(routine, "request %p is active (started again without "
+                     "shmemx_dev_req_wait or shmemx_req_wait)", (void *)r);
+    pshmemx_req_start(r);
+}
+
+shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
+{
+    static const char rn[] = "shmemx_req_device";
+    struct dsm_coll_req *r = dsm_persist_req_check(req, rn);
+    const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(rn);
+    dsm_plan_t *p = &r->plan;
+
+    if (!g->word_view)
+        dsm_rt_fatal(rn, "the %s backend cannot hand persistent requests to "
+                     "kernels", g->name);
+    if (r->khanded)
+        return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu; /* handed out */
+    if (r->started != r->completed)
+        dsm_rt_fatal(rn, "request %p is active (started without "
+                     "shmemx_req_wait)", (void *)r);
+    /* Trigger mode only where asked for (SHMEM_DEV_REQ_TRIGGER=1): on the
+     * H200 a kernel launched while instances waited behind their trigger
+     * did not run (shmemx_dev(3), docs/PERFORMANCE.md). */
+    const int allow = dsm_env.dev_req_trigger;
+    int trig = allow && r->kh != NULL; /* dsync DEV, posted ahead */
+    if (allow && !r->t && !r->lazy &&
+        (!p->local.len ||
+         (g->gpu_view(p->local.dst) && g->gpu_view(p->local.src)))) {
+        /* A team of one: its block moves by an engine chain of its own
+         * (WAIT trigger, COPY, SIGNAL done) instead of at each start. */
+        if (!dsm_persist_kh_alloc(r))
+            dsm_rt_fatal(rn, "cannot map a request handle for the GPU");
+        p->algo = DSM_ALGO_PCPY;
+        p->nq = 1;
+        r->q[0] = dsm_persist_queue_get(0, rn);
+        p->kdone = r->kh->done;
+        trig = 1;
+    } else if (!r->kh && !dsm_persist_kh_alloc(r)) {
+        dsm_rt_fatal(rn, "cannot map a request handle for the GPU");
+    }
+    shmemx_dev_req_t *h = r->kh;
+    r->khanded = 1;
+    if (!trig) {
+        dsm_debug("%s: request %p is started by the proxy thread (%s)", rn,
+                  (void *)r,
+                  !allow       ? "SHMEM_DEV_REQ_TRIGGER=0"
+                  : r->lazy    ? "nothing posted ahead"
+                  : r->at_wait ? "members on other nodes"
+                               : "its start stores ready values");
+        return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
+    }
+    /* What hung on the H200 (shmemx_dev(3)): say it once. */
+    static int lazy_said;
+    const char *ml = getenv("CUDA_MODULE_LOADING");
+    if ((!ml || strcmp(ml, "EAGER")) &&
+        !__atomic_exchange_n(&lazy_said, 1, __ATOMIC_RELAXED))
+        dsm_log_warn("%s: trigger mode with CUDA_MODULE_LOADING=%s: the "
+                     "first launch of a kernel does not return while "
+                     "instances wait behind their trigger; set "
+                     "CUDA_MODULE_LOADING=EAGER or launch every kernel once "
+                     "before this call (shmemx_dev(3))",
+                     rn, ml ? ml : "unset (LAZY)");
+    h->trigger = g->word_view(r->trigger);
+    if (!h->trigger)
+        dsm_rt_fatal(rn, "cannot map the request's trigger word for the GPU");
+    h->nq = (uint64_t)p->nq;
+    h->started = h->waited = r->started;
+    h->posted = r->posted;
+    __atomic_store_n(&h->mode, SHMEMX_DEV_REQ_TRIGGER, __ATOMIC_RELEASE);
+    r->kmode = 1;
+    krepost(r);
+    pthread_mutex_lock(&klock);
+    r->knext = klist;
+    klist = r;
+    __atomic_store_n(&nk, nk + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&klock);
+    dsm_debug("%s: request %p is started by a store from kernels, %d "
+              "instance(s) posted ahead on %d queue(s)", rn, (void *)r,
+              r->depth, p->nq);
+    return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
+}
+DSM_WEAKX(req_device)
+
+/* Out of the proxy's list, and back to the host's counters: the started
+ * instance is waited for (release). */
+void dsm_persist_kmode_end(struct dsm_coll_req *r)
+{
+    pthread_mutex_lock(&klock);
+    struct dsm_coll_req **pp = &klist;
+    while (*pp && *pp != r)
+        pp = &(*pp)->knext;
+    if (*pp) {
+        *pp = r->knext;
+        __atomic_store_n(&nk, nk - 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&klock);
+    pthread_mutex_lock(&r->plock);
+    pthread_mutex_unlock(&r->plock);
+    if (KH_LOAD(r, started) != KH_LOAD(r, waited))
+        kdone_wait(r);
+    r->started = r->completed = KH_LOAD(r, started);
+    r->kmode = 0;
+}

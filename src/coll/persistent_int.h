@@ -1,0 +1,77 @@
+/*
+ * Persistent collectives' private parts (shmemx_req(3)): the request, shared
+ * by persistent.c (requests, their chains and the host's start, wait and
+ * free) and persist_kernel.c (kernel handles: shmemx_req_device, the
+ * trigger mode and the proxy thread's re-posting).
+ */
+#ifndef DSM_COLL_PERSISTENT_INT_H
+#define DSM_COLL_PERSISTENT_INT_H
+
+#include "coll/chain.h"
+
+#include <shmemx_cuda.h> /* shmemx_dev_req_t (plain C part) */
+
+_Static_assert(SHMEMX_DEV_REQ_MAXQ == DSM_CHAIN_MAXQ,
+               "a kernel handle has a done word per chain queue");
+
+struct dsm_coll_req {
+    /* My engines WAIT(*trigger >= k). A library-owned word (common/words.h):
+     * a GPU stream waits on its page by address until finalize, so it must
+     * not be memory the allocator can return and hand out again. */
+    uint64_t *trigger;
+    dsm_team_t *t;                    /* the private copy of the team */
+    dsm_plan_t plan;
+    dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
+    int depth;
+    int nslots;                          /* depth, or depth + 1 (dsync) */
+    uint64_t posted, started, completed; /* instance numbers, from 1 */
+    dsm_inst_t *inst;                    /* [nslots], instance k at k % nslots */
+    uint64_t *arr;                       /* [nslots][np] */
+    uint64_t *rdy;                       /* [nslots][np] (HREADY/HOST) */
+    const char *routine;
+    uint32_t magic;
+    int at_wait;          /* team not all mapped: run at wait (see above) */
+    int lazy;             /* nothing posted ahead: each instance at start */
+    void *dest;
+    const void *src;
+    size_t nbytes;
+    struct dsm_coll_req *prev, *next; /* live list (finalize) */
+    /* Kernel handle (shmemx_req_device): host view, GPU address, and 1
+     * once its counters drive the request (TRIGGER mode; then started,
+     * completed above are unused until release). kh exists from init for
+     * requests a kernel could trigger, so their chains end with the done
+     * signals (plan.kdone = kh->done). */
+    shmemx_dev_req_t *kh;
+    uint64_t kh_gpu;
+    int kmode;
+    int khanded;                      /* shmemx_req_device returned kh */
+    pthread_mutex_t plock;            /* posting (proxy thread and host) */
+    struct dsm_coll_req *knext;       /* kernel-triggered list */
+    uint64_t kseen[3], kseen_ns;      /* SHMEM_DEBUG stall report */
+};
+
+#define REQ_MAGIC 0x5e9c0a11u
+
+/* persistent.c */
+/* Post instance posted + 1 behind the request's trigger. */
+void dsm_persist_post_next(struct dsm_coll_req *r);
+/* Start instance k: ready values (HREADY/HOST), then the trigger. */
+void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k);
+/* A chain queue for engine index i, from the free list or new. */
+dsm_sdma_queue_t *dsm_persist_queue_get(int i, const char *routine);
+/* The request behind a handle, or the job fails naming routine. */
+struct dsm_coll_req *dsm_persist_req_check(shmemx_req_t req,
+                                           const char *routine);
+
+/* persist_kernel.c */
+/* The host's start and wait of a request in TRIGGER mode. */
+int dsm_persist_kstart(struct dsm_coll_req *r);
+void dsm_persist_kwait(struct dsm_coll_req *r);
+/* A kernel handle for r (PROXY mode until shmemx_req_device); NULL where
+ * the backend cannot give kernels a word. */
+shmemx_dev_req_t *dsm_persist_kh_alloc(struct dsm_coll_req *r);
+void dsm_persist_kh_free(struct dsm_coll_req *r);
+/* Back from TRIGGER mode to the host's counters (release). */
+void dsm_persist_kmode_end(struct dsm_coll_req *r);
+
+#endif /* DSM_COLL_PERSISTENT_INT_H */
