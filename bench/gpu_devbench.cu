@@ -27,7 +27,8 @@
  *           (shmemx_req_start + shmemx_req_wait); 8 B and 64 KiB, median
  *           us, start to completion seen by the initiator
  *
- *   gpu_devbench [--label L] [--max BYTES]
+ *   gpu_devbench [--label L] [--max BYTES] [--only kreq]  (--only: that
+ *                                                          phase alone)
  */
 #include <cuda_runtime.h>
 #include <shmem.h>
@@ -307,7 +308,10 @@ static double kreq_lat(shmemx_dev_t d, R req, int iters, unsigned long long *t)
     k_kreq<<<1, 1, 0, kst>>>(d, req, iters, t);
     CK(cudaGetLastError());
     CK(cudaStreamSynchronize(kst));
-    CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
+    /* Not on the legacy stream: instances are posted ahead. */
+    CK(cudaMemcpyAsync(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault,
+                       kst));
+    CK(cudaStreamSynchronize(kst));
     for (int i = iters / 10; i < iters; i++)
         v.push_back(h[i] / 1e3);
     return median(v);
@@ -355,7 +359,8 @@ static void phase_kreq(shmemx_dev_t d, char *dsrc, char *hdst,
         }
         shmemx_dev_req_t *h = shmemx_req_device(rk);
         shmemx_dev_req_t hh;
-        CK(cudaMemcpy(&hh, h, sizeof(hh), cudaMemcpyDefault));
+        CK(cudaMemcpyAsync(&hh, h, sizeof(hh), cudaMemcpyDefault, kst));
+        CK(cudaStreamSynchronize(kst));
         double a = kreq_lat(d, h, iters, t);
         double b = kreq_lat(d, rp, iters, t);
         std::vector<double> c;
@@ -383,11 +388,14 @@ int main(int argc, char **argv)
 {
     size_t max = 1ull << 30;
     int n = 0, sms = 0;
+    const char *only = NULL; /* --only kreq: that phase alone */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--label"))
             label = argv[i + 1];
         else if (!strcmp(argv[i], "--max"))
             max = strtoull(argv[i + 1], NULL, 0);
+        else if (!strcmp(argv[i], "--only"))
+            only = argv[i + 1];
     }
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
         printf("SKIP: gpu_devbench: no CUDA driver or GPU\n");
@@ -423,16 +431,18 @@ int main(int argc, char **argv)
     CK(cudaMemset(dsrc, 1, max));
     memset(hdst, 0, max);
     shmem_barrier_all();
-    phase_lat(d, dsrc, hdst, ddst);
+    if (!only)
+        phase_lat(d, dsrc, hdst, ddst);
     shmem_barrier_all();
     /* Bandwidth and overlap on PE 0 only: the others would share the
      * engines and the PCIe link. */
     shmem_team_t rows, one = team_of_one(&rows); /* collective */
-    if (me == 0) {
+    if (me == 0 && !only) {
         phase_bw(d, dsrc, hdst, max, sms);
         phase_overlap(d, dsrc, hdst, max, sms);
-        phase_kreq(d, dsrc, hdst, one);
     }
+    if (me == 0 && (!only || !strcmp(only, "kreq")))
+        phase_kreq(d, dsrc, hdst, one);
     shmem_barrier_all();
     shmem_team_destroy(one);
     shmem_team_destroy(rows);

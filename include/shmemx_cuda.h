@@ -92,12 +92,16 @@ typedef struct shmemx_dev {
     X(uint64_t, uint64, unsigned long long)
 
 /* A persistent request as kernels start it (shmemx_req_device): 32 words
- * of pinned host memory the host fills, addresses the GPU's.
+ * of device memory (GPU addresses), with a mirror in pinned host memory
+ * for the host's threads.
  *  TRIGGER: instances are posted ahead behind the trigger word, as for the
  *           host; shmemx_dev_req_start stores the instance number into it
- *           (no host in the path) and shmemx_dev_req_wait polls done[],
- *           which the engines write after each queue's last command; the
- *           proxy thread posts the next instances off the critical path.
+ *           (a team of one: trig below, in device memory, so no host in
+ *           the path and no PCIe round trip) and shmemx_dev_req_wait polls
+ *           done[], which the engines write after each queue's last
+ *           command (and then the mirror's); the proxy thread posts the
+ *           next instances off the critical path, after the mirror's
+ *           waited.
  *  PROXY:   start and wait go through the FIFO as HOST requests for req
  *           (teams sharing this PE's GPU, teams across nodes,
  *           SHMEM_PRELAUNCH_DEPTH=0, SHMEM_PERSISTENT_SYNC other than dev
@@ -108,15 +112,27 @@ typedef struct shmemx_dev {
 typedef struct shmemx_dev_req {
     uint64_t mode;    /* SHMEMX_DEV_REQ_* */
     uint64_t req;     /* the shmemx_req_t (host address) */
-    uint64_t trigger; /* GPU address of the trigger word */
+    uint64_t trigger; /* GPU address of the word the engines wait on */
     uint64_t nq;      /* done words in use */
-    uint64_t posted;  /* instances posted so far (the host writes it) */
     uint64_t started; /* instances started (whoever starts writes it) */
     uint64_t waited;  /* instances waited for */
-    uint64_t pad;
+    uint64_t trig;    /* a team of one's trigger word (trigger = &trig) */
+    uint64_t host;    /* GPU address of the mirror (shmemx_dev_req_host_t) */
     uint64_t done[SHMEMX_DEV_REQ_MAXQ]; /* queue q: last instance done */
     uint64_t spare[8];
 } shmemx_dev_req_t;
+
+/* The handle's mirror in pinned host memory: what the host's threads read
+ * without a copy from the GPU. A kernel's start and wait store started and
+ * waited here too (posted writes, nothing waits for them); the engines
+ * write done[] here after the handle's. */
+typedef struct shmemx_dev_req_host {
+    uint64_t started, waited;
+    uint64_t posted; /* instances posted so far (the host) */
+    uint64_t pad;
+    uint64_t done[SHMEMX_DEV_REQ_MAXQ];
+    uint64_t spare[12];
+} shmemx_dev_req_host_t;
 
 #if defined(__GNUC__)
 #pragma GCC visibility push(default)
@@ -549,9 +565,10 @@ SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_req_t req)
 /* The same with the request's kernel handle (shmemx_req_device). In
  * TRIGGER mode a start is one system-scope store into the trigger word the
  * engines' stream already waits on, and a wait polls the engines' done
- * words: no host thread is in the path. The start first waits until the
- * instance is posted (the proxy posts SHMEM_PRELAUNCH_DEPTH ahead, so it
- * normally is). One thread of one kernel at a time per request. */
+ * words: no host thread is in the path, and the handle is device memory
+ * (only the mirror's stores cross PCIe, and nothing waits for them). An
+ * instance not yet posted runs when the proxy posts it (the trigger only
+ * grows). One thread of one kernel at a time per request. */
 SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_dev_req_t *h)
 {
     volatile shmemx_dev_req_t *v = h;
@@ -564,12 +581,12 @@ SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_dev_req_t *h)
         SHMEMX_DEV__FAIL(d, "shmemx_dev_req_start",
                          "request %p is active (started again without a "
                          "wait)\n", (void *)(uintptr_t)v->req);
-    while (shmemx_dev__ld_acq(&v->posted) < k)
-        ;
     v->started = k;
     /* The kernel's writes to source before the engines read it. */
     __threadfence_system();
     shmemx_dev__st_rel((volatile void *)(uintptr_t)v->trigger, k);
+    /* The mirror last, a plain store: no fence waits for it over PCIe. */
+    ((volatile shmemx_dev_req_host_t *)(uintptr_t)v->host)->started = k;
 }
 
 SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_dev_req_t *h)
@@ -586,7 +603,9 @@ SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_dev_req_t *h)
         while (shmemx_dev__ld_acq(&v->done[q]) < k)
             ;
     __threadfence_system();
-    shmemx_dev__st_rel(&v->waited, k);
+    v->waited = k;
+    /* For the proxy's re-posting; nothing here waits for it. */
+    ((volatile shmemx_dev_req_host_t *)(uintptr_t)v->host)->waited = k;
 }
 
 #undef SHMEMX_DEV__FAIL

@@ -758,8 +758,10 @@ void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
     for (i = 0; i < p->nq; i++) {
         b->n = 0;
         build_queue(p, i, p->nq, b, trigger, gate);
-        if (p->kdone)
+        if (p->kdone) {
             cb_signal_dev(b, &p->kdone[i], gate);
+            cb_signal_dev(b, &p->kdone_host[i], gate);
+        }
         inst->seq[i] = dsm_sdma_post(q[i], b->c, b->n);
     }
     for (i = 0; i < p->np; i++) {
@@ -779,7 +781,7 @@ size_t dsm_chain_gated_len(const dsm_plan_t *p)
     for (int i = 0; i < p->nq; i++) {
         b->n = 0;
         build_queue(p, i, p->nq, b, &dummy, 1);
-        most = DSM_MAX(most, b->n + (p->kdone != NULL));
+        most = DSM_MAX(most, b->n + 2 * (p->kdone != NULL));
     }
     return most;
 }

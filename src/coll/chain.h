@@ -111,8 +111,9 @@ typedef struct dsm_plan {
     size_t pull_min;
     /* Gated chains of a request kernels may trigger (persistent.c): each
      * queue's instance ends with SIGNAL(kdone[q] := instance), which a
-     * kernel polls. NULL: none. */
-    uint64_t *kdone;
+     * kernel polls (device memory), then SIGNAL(kdone_host[q] := instance)
+     * for the host's threads. NULL: none. */
+    uint64_t *kdone, *kdone_host;
 } dsm_plan_t;
 
 /* plan.dsync: how a gated chain on device buffers synchronises.

@@ -1,19 +1,23 @@
 /*
  * Persistent requests started by GPU kernels (shmemx_req_device,
- * shmemx_dev(3)): the kernel handle, 32 words of pinned host memory, and
- * its two modes. PROXY: the kernel's start and wait are FIFO HOST slots
- * that the proxy runs through dsm_coll_req_device. TRIGGER
- * (SHMEM_DEV_REQ_TRIGGER=1): the kernel stores the instance number into
- * the trigger word and polls the done words each gated instance ends
- * with; the handle's counters (posted by the host; started and waited by
- * whoever starts) replace the request's own, and the device API's proxy
- * thread keeps SHMEM_PRELAUNCH_DEPTH instances posted beyond the last one
- * waited for (dsm_coll_req_device_poll).
+ * shmemx_dev(3)): the kernel handle, 32 words of device memory with a
+ * mirror in pinned host memory, and its two modes. PROXY: the kernel's
+ * start and wait are FIFO HOST slots that the proxy runs through
+ * dsm_coll_req_device. TRIGGER (SHMEM_DEV_REQ_TRIGGER=1): the kernel
+ * stores the instance number into the trigger word and polls the done
+ * words each gated instance ends with; the handle's counters (posted by
+ * the host; started and waited by whoever starts, in the handle and its
+ * mirror) replace the request's own, and the device API's proxy thread
+ * keeps SHMEM_PRELAUNCH_DEPTH instances posted beyond the last one waited
+ * for (dsm_coll_req_device_poll). The host writes the device handle only
+ * when it hands it out and when it starts or waits itself (a synchronous
+ * copy each, dev_words_write); its threads read the mirror.
  */
 #include "coll/persistent_int.h"
 #include "common/words.h"
 #include "runtime/gpu.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +27,7 @@ static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER;
 static struct dsm_coll_req *klist;
 static int nk;
 
-/* The handle's words are written by the GPU (started, waited) and by the
+/* The mirror's words are written by the GPU (started, waited) and by the
  * engines (done): read them as the atomics they are for this CPU. */
 #define KH_LOAD(r, f) __atomic_load_n(&(r)->kh->f, __ATOMIC_ACQUIRE)
 #define KH_STORE(r, f, v) __atomic_store_n(&(r)->kh->f, (v), __ATOMIC_RELEASE)
@@ -54,8 +58,62 @@ static void krepost(struct dsm_coll_req *r)
     pthread_mutex_unlock(&r->plock);
 }
 
+/* Device handles: chunks of dev_words, never given back (a stream may
+ * wait on a trigger in one until the backend closes), reused through a
+ * free list. */
+#define KD_WORDS (sizeof(shmemx_dev_req_t) / sizeof(uint64_t))
+#define KD_CHUNK 16
+static shmemx_dev_req_t **kd_free;
+static int kd_nfree, kd_cap;
+
+static shmemx_dev_req_t *kd_get(const dsm_sdma_gpu_ops_t *g)
+{
+    shmemx_dev_req_t *d = NULL;
+    pthread_mutex_lock(&klock);
+    if (!kd_nfree) {
+        uint64_t *w = g->dev_words(KD_WORDS * KD_CHUNK);
+        shmemx_dev_req_t **f =
+            w ? realloc(kd_free, (size_t)(kd_cap + KD_CHUNK) * sizeof(*f))
+              : NULL;
+        if (f) {
+            kd_free = f;
+            kd_cap += KD_CHUNK;
+            for (int i = 0; i < KD_CHUNK; i++)
+                kd_free[kd_nfree++] = (shmemx_dev_req_t *)(w + i * KD_WORDS);
+        }
+    }
+    if (kd_nfree)
+        d = kd_free[--kd_nfree];
+    pthread_mutex_unlock(&klock);
+    return d;
+}
+
+static void kd_put(shmemx_dev_req_t *d)
+{
+    pthread_mutex_lock(&klock);
+    kd_free[kd_nfree++] = d; /* kd_cap covers every handle made */
+    pthread_mutex_unlock(&klock);
+}
+
+/* Write n words of r's device handle from field f on. */
+#define KD_WRITE(r, f, v, n)                                                   \
+    kd_write((r), offsetof(shmemx_dev_req_t, f) / sizeof(uint64_t), (v), (n))
+static void kd_write(struct dsm_coll_req *r, size_t off, const uint64_t *v,
+                     size_t n)
+{
+    const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
+    if (g->dev_words_write((uint64_t *)r->kd + off, v, n) != DSM_OK)
+        dsm_rt_fatal(r->routine, "cannot write the kernel handle of request "
+                     "%p in GPU memory", (void *)r);
+}
+
+void dsm_persist_kd_trigger(struct dsm_coll_req *r, uint64_t k)
+{
+    KD_WRITE(r, trig, &k, 1);
+}
+
 /* The host's start and wait of a request in TRIGGER mode: the kernel's
- * protocol (shmemx_cuda.h) on the handle's counters. */
+ * protocol (shmemx_cuda.h), on the mirror's counters, then the handle's. */
 int dsm_persist_kstart(struct dsm_coll_req *r)
 {
     uint64_t k = KH_LOAD(r, started) + 1;
@@ -67,7 +125,11 @@ int dsm_persist_kstart(struct dsm_coll_req *r)
     while (KH_LOAD(r, posted) < k)
         krepost(r);
     KH_STORE(r, started, k);
-    dsm_persist_fire(r, k);
+    /* started, waited, and (a team of one) the trigger in one copy. */
+    const uint64_t v[3] = {k, k - 1, k};
+    KD_WRITE(r, started, v, r->dtrig ? 3 : 2);
+    if (!r->dtrig)
+        dsm_persist_fire(r, k);
     return 0;
 }
 
@@ -98,6 +160,7 @@ void dsm_persist_kwait(struct dsm_coll_req *r)
     if (k == KH_LOAD(r, waited))
         return;
     kdone_wait(r);
+    KD_WRITE(r, waited, &k, 1);
     KH_STORE(r, waited, k);
     krepost(r);
 }
@@ -123,9 +186,9 @@ static void kstall_check(struct dsm_coll_req *r)
     r->kseen_ns = 0; /* once */
     const dsm_inst_t *in = &r->inst[s % (uint64_t)r->nslots];
     dsm_debug("%s: kernel-triggered request stalled 10 s: posted %llu, "
-              "started %llu, waited %llu, trigger word %llu",
+              "started %llu, waited %llu, trigger word %s%llu",
               r->routine, (unsigned long long)p, (unsigned long long)s,
-              (unsigned long long)w,
+              (unsigned long long)w, r->dtrig ? "in GPU memory, host " : "",
               (unsigned long long)__atomic_load_n(r->trigger,
                                                   __ATOMIC_ACQUIRE));
     for (int i = 0; i < r->plan.nq; i++)
@@ -160,39 +223,48 @@ int dsm_coll_req_device_poll(void)
     return busy;
 }
 
-/* A handle for r's kernels, done words included (pinned, mapped). NULL
- * when this backend cannot give kernels a word (no GPU, hsa). */
-shmemx_dev_req_t *dsm_persist_kh_alloc(struct dsm_coll_req *r)
+/* A handle for r's kernels in device memory, done words included, and
+ * its mirror (pinned, mapped). -1 when this backend cannot give kernels
+ * words (no GPU, hsa). */
+int dsm_persist_kh_alloc(struct dsm_coll_req *r)
 {
     const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
-    const size_t n = sizeof(shmemx_dev_req_t) / sizeof(uint64_t);
+    const size_t n = sizeof(shmemx_dev_req_host_t) / sizeof(uint64_t);
     uint64_t *w;
 
-    if (!g || !g->word_view)
-        return NULL;
+    if (!g || !g->word_view || !g->dev_words)
+        return -1;
     w = dsm_words_alloc(n);
     if (!w)
-        return NULL;
+        return -1;
     /* Every page it spans (blocks of one size class may cross one). */
     r->kh_gpu = g->word_view(w);
     if (!r->kh_gpu || !g->word_view(w + n - 1) ||
-        g->word_view(w + n - 1) - r->kh_gpu != (n - 1) * sizeof(uint64_t)) {
+        g->word_view(w + n - 1) - r->kh_gpu != (n - 1) * sizeof(uint64_t) ||
+        !(r->kd = kd_get(g))) {
         dsm_words_free(w, n);
         r->kh_gpu = 0;
-        return NULL;
+        return -1;
     }
-    r->kh = (shmemx_dev_req_t *)w;
-    r->kh->req = (uint64_t)(uintptr_t)r;
-    r->kh->mode = SHMEMX_DEV_REQ_PROXY;
-    return r->kh;
+    r->kh = (shmemx_dev_req_host_t *)w;
+    /* The whole handle: a reused one keeps its last request's words. */
+    const shmemx_dev_req_t img = {.mode = SHMEMX_DEV_REQ_PROXY,
+                                  .req = (uint64_t)(uintptr_t)r,
+                                  .host = r->kh_gpu};
+    kd_write(r, 0, (const uint64_t *)&img, KD_WORDS);
+    return 0;
 }
 
 void dsm_persist_kh_free(struct dsm_coll_req *r)
 {
     if (r->kh)
         dsm_words_free((uint64_t *)r->kh,
-                       sizeof(shmemx_dev_req_t) / sizeof(uint64_t));
+                       sizeof(shmemx_dev_req_host_t) / sizeof(uint64_t));
+    if (r->kd)
+        kd_put(r->kd);
     r->kh = NULL;
+    r->kd = NULL;
+    r->dtrig = NULL;
 }
 
 void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine)
@@ -215,11 +287,11 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
     const dsm_sdma_gpu_ops_t *g = dsm_rt_need_gpu(rn);
     dsm_plan_t *p = &r->plan;
 
-    if (!g->word_view)
+    if (!g->word_view || !g->dev_words)
         dsm_rt_fatal(rn, "the %s backend cannot hand persistent requests to "
                      "kernels", g->name);
     if (r->khanded)
-        return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu; /* handed out */
+        return r->kd; /* handed out */
     if (r->started != r->completed)
         dsm_rt_fatal(rn, "request %p is active (started without "
                      "shmemx_req_wait)", (void *)r);
@@ -233,17 +305,22 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
          (g->gpu_view(p->local.dst) && g->gpu_view(p->local.src)))) {
         /* A team of one: its block moves by an engine chain of its own
          * (WAIT trigger, COPY, SIGNAL done) instead of at each start. */
-        if (!dsm_persist_kh_alloc(r))
-            dsm_rt_fatal(rn, "cannot map a request handle for the GPU");
+        if (!r->kh && dsm_persist_kh_alloc(r))
+            dsm_rt_fatal(rn, "cannot make a request handle in GPU memory");
         p->algo = DSM_ALGO_PCPY;
         p->nq = 1;
         r->q[0] = dsm_persist_queue_get(0, rn);
-        p->kdone = r->kh->done;
+        p->kdone = r->kd->done;
+        p->kdone_host = r->kh->done;
+        /* Its chain waits on a trigger in GPU memory: the kernel's store
+         * stays on the GPU, the stream's wait polls no host memory. */
+        if (strcmp(dsm_env.dev_req_trigger_word, "host"))
+            r->dtrig = &r->kd->trig;
         trig = 1;
-    } else if (!r->kh && !dsm_persist_kh_alloc(r)) {
-        dsm_rt_fatal(rn, "cannot map a request handle for the GPU");
+    } else if (!r->kh && dsm_persist_kh_alloc(r)) {
+        dsm_rt_fatal(rn, "cannot make a request handle in GPU memory");
     }
-    shmemx_dev_req_t *h = r->kh;
+    shmemx_dev_req_host_t *h = r->kh;
     r->khanded = 1;
     if (!trig) {
         dsm_debug("%s: request %p is started by the proxy thread (%s)", rn,
@@ -252,7 +329,7 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
                   : r->lazy    ? "nothing posted ahead"
                   : r->at_wait ? "members on other nodes"
                                : "its start stores ready values");
-        return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
+        return r->kd;
     }
     /* What hung on the H200 (shmemx_dev(3)): say it once. */
     static int lazy_said;
@@ -265,13 +342,27 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
                      "CUDA_MODULE_LOADING=EAGER or launch every kernel once "
                      "before this call (shmemx_dev(3))",
                      rn, ml ? ml : "unset (LAZY)");
-    h->trigger = g->word_view(r->trigger);
-    if (!h->trigger)
+    /* The handle's fixed part and counters, then the mode last. */
+    shmemx_dev_req_t img = {.mode = SHMEMX_DEV_REQ_PROXY,
+                            .req = (uint64_t)(uintptr_t)r,
+                            .trigger = r->dtrig ? (uint64_t)(uintptr_t)r->dtrig
+                                                : g->word_view(r->trigger),
+                            .nq = (uint64_t)p->nq,
+                            .started = r->started,
+                            .waited = r->started,
+                            .trig = r->started,
+                            .host = r->kh_gpu};
+    if (!img.trigger)
         dsm_rt_fatal(rn, "cannot map the request's trigger word for the GPU");
-    h->nq = (uint64_t)p->nq;
+    for (int i = 0; i < p->nq; i++)
+        img.done[i] = r->started;
     h->started = h->waited = r->started;
     h->posted = r->posted;
-    __atomic_store_n(&h->mode, SHMEMX_DEV_REQ_TRIGGER, __ATOMIC_RELEASE);
+    for (int i = 0; i < p->nq; i++)
+        h->done[i] = r->started;
+    kd_write(r, 0, (const uint64_t *)&img, KD_WORDS);
+    const uint64_t mode = SHMEMX_DEV_REQ_TRIGGER;
+    KD_WRITE(r, mode, &mode, 1);
     r->kmode = 1;
     krepost(r);
     pthread_mutex_lock(&klock);
@@ -282,7 +373,7 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
     dsm_debug("%s: request %p is started by a store from kernels, %d "
               "instance(s) posted ahead on %d queue(s)", rn, (void *)r,
               r->depth, p->nq);
-    return (shmemx_dev_req_t *)(uintptr_t)r->kh_gpu;
+    return r->kd;
 }
 DSM_WEAKX(req_device)
 

@@ -168,7 +168,8 @@ void dsm_persist_post_next(struct dsm_coll_req *r)
     dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
 
     dsm_plan_sigvals(&r->plan);
-    dsm_chain_post_gated(&r->plan, r->q, r->trigger, k, in);
+    dsm_chain_post_gated(&r->plan, r->q, r->dtrig ? r->dtrig : r->trigger, k,
+                         in);
 }
 
 /* Device signal words for this request (see the top of the file): GPU
@@ -235,7 +236,10 @@ void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
                 dsm_team_peer_sig(r->t, DSM_CHAN_DMA, r->plan.peer[i].m),
                 in->rdy[i], __ATOMIC_RELEASE);
     }
-    dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
+    if (r->dtrig)
+        dsm_persist_kd_trigger(r, k);
+    else
+        dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
 }
 
 static int req_init(shmem_team_t team, void *dest, const void *source,
@@ -395,19 +399,26 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
      * On one H200 with 2-4 PEs, with or without MPS, a synchronous
      * cuMemcpyHtoD by the program (gpu_coll's copy-in before each start)
      * never completed while the instances posted ahead waited for their
-     * trigger, so every such job hung at its first start; alone, gated
-     * streams do not block copies (test/gpu/gate_probe.c, in one process
-     * and between two), and with one PE per GPU the same posting passed.
-     * Each instance is then posted by shmemx_req_start, right before its
-     * trigger: the same chain and protocol, the posting's driver calls on
-     * the start's path (docs/PERFORMANCE.md). */
+     * trigger, so every such job hung at its first start. The cause
+     * (test/gpu/gate_probe.c, 2026-12-02): a synchronous legacy-stream
+     * copy can wait behind a gated copy; copies on the
+     * program's own non-blocking streams passed with 2 PEs (persistent
+     * fcollect 1 KiB 14.5 us instead of 27.6 under MPS) and still hung
+     * with 3 and 4 (more gated streams than the GPU's copy queues).
+     * SHMEM_PERSISTENT_SHARED_AHEAD=1 posts ahead anyway. Otherwise each
+     * instance is posted by shmemx_req_start, right before its trigger:
+     * the same chain and protocol, the posting's driver calls on the
+     * start's path (docs/PERFORMANCE.md). */
     for (i = 0; i < p->np && !r->lazy; i++)
-        r->lazy = dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
+        r->lazy = !dsm_env.persistent_shared_ahead &&
+                  dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
     /* A kernel may trigger this one by a store (shmemx_req_device): its
      * chains end with the done words the kernel polls. */
     if (dsm_env.dev_req_trigger && !r->lazy && p->dsync == DSM_DSYNC_DEV &&
-        dsm_persist_kh_alloc(r))
-        p->kdone = r->kh->done;
+        !dsm_persist_kh_alloc(r)) {
+        p->kdone = r->kd->done;
+        p->kdone_host = r->kh->done;
+    }
     for (i = 0; !r->lazy && i < r->depth; i++)
         dsm_persist_post_next(r);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
@@ -550,8 +561,11 @@ static void req_release(struct dsm_coll_req *r, int fini)
             uint64_t seq[DSM_CHAIN_MAXQ];
             for (i = 0; i < r->plan.nq; i++)
                 seq[i] = r->inst[r->posted % (uint64_t)r->nslots].seq[i];
-            dsm_sdma_trigger(dsm_rt.sdma, r->trigger, UINT64_MAX,
-                             &dsm_rt.ctrl->wake);
+            if (r->dtrig)
+                dsm_persist_kd_trigger(r, UINT64_MAX);
+            else
+                dsm_sdma_trigger(dsm_rt.sdma, r->trigger, UINT64_MAX,
+                                 &dsm_rt.ctrl->wake);
             for (i = 0; i < r->plan.nq; i++) {
                 dsm_backoff_t b = {0};
                 while (dsm_sdma_queue_help(r->q[i]) < seq[i])

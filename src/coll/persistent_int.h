@@ -36,13 +36,19 @@ struct dsm_coll_req {
     const void *src;
     size_t nbytes;
     struct dsm_coll_req *prev, *next; /* live list (finalize) */
-    /* Kernel handle (shmemx_req_device): host view, GPU address, and 1
-     * once its counters drive the request (TRIGGER mode; then started,
-     * completed above are unused until release). kh exists from init for
-     * requests a kernel could trigger, so their chains end with the done
-     * signals (plan.kdone = kh->done). */
-    shmemx_dev_req_t *kh;
-    uint64_t kh_gpu;
+    /* Kernel handle (shmemx_req_device): kd in device memory (what
+     * kernels read; the host writes it through dev_words_write), kh its
+     * mirror in pinned host memory (what the host's threads read), and 1
+     * in kmode once their counters drive the request (TRIGGER mode; then
+     * started, completed above are unused until release). They exist
+     * from init for requests a kernel could trigger, so their chains end
+     * with the done signals (plan.kdone, plan.kdone_host). dtrig: the
+     * device trigger word the chains of a team of one in TRIGGER mode
+     * wait on instead of *trigger (&kd->trig), NULL otherwise. */
+    shmemx_dev_req_host_t *kh;
+    shmemx_dev_req_t *kd;
+    uint64_t kh_gpu; /* GPU address of kh */
+    uint64_t *dtrig;
     int kmode;
     int khanded;                      /* shmemx_req_device returned kh */
     pthread_mutex_t plock;            /* posting (proxy thread and host) */
@@ -67,9 +73,11 @@ struct dsm_coll_req *dsm_persist_req_check(shmemx_req_t req,
 /* The host's start and wait of a request in TRIGGER mode. */
 int dsm_persist_kstart(struct dsm_coll_req *r);
 void dsm_persist_kwait(struct dsm_coll_req *r);
-/* A kernel handle for r (PROXY mode until shmemx_req_device); NULL where
- * the backend cannot give kernels a word. */
-shmemx_dev_req_t *dsm_persist_kh_alloc(struct dsm_coll_req *r);
+/* A kernel handle for r (PROXY mode until shmemx_req_device): 0 when
+ * made, -1 where the backend cannot give kernels words. */
+int dsm_persist_kh_alloc(struct dsm_coll_req *r);
+/* Open r's gates up to k: the device trigger (dtrig) or *trigger. */
+void dsm_persist_kd_trigger(struct dsm_coll_req *r, uint64_t k);
 void dsm_persist_kh_free(struct dsm_coll_req *r);
 /* Back from TRIGGER mode to the host's counters (release). */
 void dsm_persist_kmode_end(struct dsm_coll_req *r);

@@ -87,6 +87,9 @@
       "device API: shmemx_req_device hands out trigger-mode handles (a "      \
       "kernel's start is one store) where a request allows it; 0 = proxy "    \
       "mode only (trigger mode hung on the H200, shmemx_dev(3))")            \
+    X(SHMEM_DEV_REQ_TRIGGER_WORD, STR, dev_req_trigger_word, "dev",            \
+      "device API, trigger mode, a team of one: where the trigger word the " \
+      "engines wait on lives: dev (GPU memory) or host (pinned host memory)")\
     X(SHMEM_BIND_TO, STR, bind_to, "auto",                                     \
       "bind each PE to its share of the node at init: core, numa, none, or "  \
       "auto (core when the node's PEs fit its cores, else none); the "       \
@@ -107,6 +110,10 @@
     X(SHMEM_PRELAUNCH_DEPTH, INT, prelaunch_depth, "2",                        \
       "persistent collectives: instances posted ahead behind a trigger "      \
       "(0: each posted at its start)")                                        \
+    X(SHMEM_PERSISTENT_SHARED_AHEAD, BOOL, persistent_shared_ahead, "0",       \
+      "persistent collectives whose team shares this PE's GPU: post "        \
+      "instances ahead too (1; they hung at the first start on the H200, "   \
+      "shmemx_req(3)); 0 = each posted at its start")                        \
     X(SHMEM_PERSISTENT_DEVSYNC, BOOL, persistent_devsync, "1",                 \
       "persistent collectives on GPU buffers (pcpy, b2b): one exchange per "  \
       "instance (SHMEM_PERSISTENT_SYNC); 0 = the host collectives' protocol") \

@@ -294,6 +294,9 @@ typedef struct dsm_sdma_gpu_ops {
     dsm_status_t (*heap_import_handle)(const void *handle, size_t handle_len,
                                        size_t size, void **base);
     int (*ptr_is_device)(const void *p);
+    /* Returns when the n bytes landed; not ordered with the program's
+     * streams (the legacy one included: a copy on it can wait behind a
+     * gated persistent instance for ever). */
     dsm_status_t (*copy_sync)(void *dst, const void *src, size_t n);
     /* The on-stream operations (stream: the caller's stream handle).
      * NULL where the backend has no streams (hsa): the on-stream routines
@@ -321,6 +324,15 @@ typedef struct dsm_sdma_gpu_ops {
      * write: its page is pinned and mapped first; 0 when it cannot be.
      * NULL where kernels cannot trigger persistent requests (hsa). */
     uint64_t (*word_view)(uint64_t *w);
+    /* n words of device memory, zeroed, for words kernels poll and
+     * streams wait on (kernel handles of persistent requests); kept until
+     * the backend closes, as a stream may wait on them (the caller reuses
+     * them). NULL where it cannot. dev_words_write copies n words from the
+     * host into them and returns when they landed, on a stream of the
+     * backend's own (a user's kernel may hold the legacy stream). */
+    uint64_t *(*dev_words)(size_t n);
+    dsm_status_t (*dev_words_write)(uint64_t *dst, const uint64_t *src,
+                                    size_t n);
     /* The device API's request FIFO and its proxy thread (above); both go
      * when the sdma layer closes. */
     dsm_status_t (*devfifo_open)(const dsm_sdma_devfifo_config_t *c,

@@ -789,7 +789,11 @@ static void req_run(shmemx_dev_t d, int a2a, int where, int rounds,
         shmemx_dev_req_t *kh = shmemx_req_device(req), hv;
         if (shmemx_req_device(req) != kh)
             FAIL("req: shmemx_req_device gave two handles for one request");
-        CK(cudaMemcpy(&hv, kh, sizeof(hv), cudaMemcpyDefault));
+        /* On the request's stream: with instances posted ahead a copy on
+         * the legacy stream may wait behind their gate (shmemx_req(3)). */
+        CK(cudaMemcpyAsync(&hv, kh, sizeof(hv), cudaMemcpyDefault,
+                           req_stream));
+        CK(cudaStreamSynchronize(req_stream));
         if (want && hv.mode != want)
             FAIL("req: %s handle over %d PEs is in %s mode, want %s", what,
                  n, req_mode(hv.mode), req_mode(want));
@@ -804,7 +808,8 @@ static void req_run(shmemx_dev_t d, int a2a, int where, int rounds,
     }
     CK(cudaGetLastError());
     req_sync(what, rounds);
-    CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDefault));
+    CK(cudaMemcpyAsync(&h, bad, sizeof(h), cudaMemcpyDefault, req_stream));
+    CK(cudaStreamSynchronize(req_stream));
     if (h)
         FAIL("req: %s of memory %d from a kernel (%s): %llu of %d rounds "
              "wrong", what, where, by ? "handle" : "request", h, rounds);

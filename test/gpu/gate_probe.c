@@ -36,13 +36,19 @@ static void hostfn(void *arg)
 /* pair: the gate in this process, the HtoD in another (hold = 1: set
  * up the gate, sleep 6 s, open it; hold = 2: only the HtoD). */
 static int hold;
+/* Arguments: dtoh (the synchronous copy goes device to host), devword
+ * (the gate waits on a word in device memory, opened by a stream write on
+ * another stream), ownstream (the copy is async on a non-blocking stream
+ * of its own, then that stream is synchronised), quick (after none, d2h
+ * and d2d only, pinned, one wait). */
+static int dtoh, devword, ownstream, quick;
 
 static void one(int after, int pinned_src, int nwait)
 {
     CUdevice dev;
     CUcontext ctx;
-    CUstream s;
-    CUdeviceptr d1, d2, wd;
+    CUstream s, s2;
+    CUdeviceptr d1, d2, wd, gw;
     uint64_t *word, *hdst;
     char *pg = malloc(1 << 20), *pin;
     CK(cuInit(0));
@@ -50,6 +56,7 @@ static void one(int after, int pinned_src, int nwait)
     CK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(cuCtxSetCurrent(ctx));
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
     CK(cuMemAlloc(&d1, 1 << 20));
     CK(cuMemAlloc(&d2, 1 << 20));
     CK(cuMemHostAlloc((void **)&word, 4096, CU_MEMHOSTALLOC_DEVICEMAP));
@@ -58,8 +65,13 @@ static void one(int after, int pinned_src, int nwait)
     CK(cuMemHostGetDevicePointer(&wd, word, 0));
     memset(word, 0, 4096);
     memset(pg, 1, 1 << 20);
+    gw = wd;
+    if (devword) {
+        CK(cuMemAlloc(&gw, 64));
+        CK(cuMemsetD8(gw, 0, 64));
+    }
     for (int k = 0; hold != 2 && k < nwait; k++) {
-        CK(cuStreamWaitValue64(s, wd, (cuuint64_t)k + 1,
+        CK(cuStreamWaitValue64(s, gw, (cuuint64_t)k + 1,
                                CU_STREAM_WAIT_VALUE_GEQ));
         if (after == AFTER_D2D)
             CK(cuMemcpyAsync(d2, d1, 1024, s));
@@ -91,17 +103,37 @@ static void one(int after, int pinned_src, int nwait)
     }
     if (hold == 1) {
         sleep(6);
+        if (devword)
+            CK(cuStreamWriteValue64(s2, gw, (cuuint64_t)nwait, 0));
         __atomic_store_n(word, (uint64_t)nwait, __ATOMIC_RELEASE);
         __atomic_store_n(word + 2, (uint64_t)nwait, __ATOMIC_RELEASE);
         CK(cuStreamSynchronize(s));
         _exit(0);
     }
     alarm(4);
-    CK(cuMemcpyHtoD(d1 + 4096, pinned_src ? (void *)pin : (void *)pg, 1024));
-    CK(cuStreamSynchronize(NULL));
+    void *hp = pinned_src ? (void *)pin : (void *)pg;
+    if (ownstream) {
+        if (dtoh)
+            CK(cuMemcpyDtoHAsync(hp, d1 + 4096, 1024, s2));
+        else
+            CK(cuMemcpyHtoDAsync(d1 + 4096, hp, 1024, s2));
+        CK(cuStreamSynchronize(s2));
+    } else {
+        if (dtoh)
+            CK(cuMemcpyDtoH(hp, d1 + 4096, 1024));
+        else
+            CK(cuMemcpyHtoD(d1 + 4096, hp, 1024));
+        CK(cuStreamSynchronize(NULL));
+    }
     alarm(0);
     printf("ok\n");
     fflush(stdout);
+    if (devword) {
+        alarm(4);
+        CK(cuStreamWriteValue64(s2, gw, (cuuint64_t)nwait, 0));
+        CK(cuStreamSynchronize(s2));
+        alarm(0);
+    }
     __atomic_store_n(word, (uint64_t)nwait, __ATOMIC_RELEASE);
     __atomic_store_n(word + 2, (uint64_t)nwait, __ATOMIC_RELEASE);
     CK(cuStreamSynchronize(s));
@@ -110,14 +142,23 @@ static void one(int after, int pinned_src, int nwait)
 
 int main(int argc, char **argv)
 {
-    const int pair = argc > 1 && !strcmp(argv[1], "pair");
+    int pair = 0;
+    for (int i = 1; i < argc; i++) {
+        pair |= !strcmp(argv[i], "pair");
+        dtoh |= !strcmp(argv[i], "dtoh");
+        devword |= !strcmp(argv[i], "devword");
+        ownstream |= !strcmp(argv[i], "ownstream");
+        quick |= !strcmp(argv[i], "quick");
+    }
     static const char *an[] = {"none",    "d2d copy", "d2h copy", "write",
                                "hostfn",  "batchop",  "batchcpy"};
-    for (int after = 0; after < AFTER_N; after++)
-        for (int pinned = 0; pinned < (pair ? 1 : 2); pinned++)
-            for (int nw = 1; nw <= (pair ? 1 : 2); nw++) {
-                printf("gate_probe: wait x%d then %-8s | HtoD from %-8s: ", nw,
-                       an[after], pinned ? "pinned" : "pageable");
+    for (int after = 0; after < (quick ? AFTER_D2H + 1 : AFTER_N); after++)
+        for (int pinned = quick; pinned < (pair ? 1 : 2); pinned++)
+            for (int nw = 1; nw <= (pair || quick ? 1 : 2); nw++) {
+                printf("gate_probe: %s wait x%d then %-8s | %s%s %s %-8s: ",
+                       devword ? "dev word" : "host word", nw, an[after],
+                       ownstream ? "async+sync " : "", dtoh ? "DtoH" : "HtoD",
+                       dtoh ? "to" : "from", pinned ? "pinned" : "pageable");
                 fflush(stdout);
                 pid_t g = -1, p;
                 if (pair) {

@@ -66,7 +66,7 @@ int main(void)
             gpu_htod(DP(src), h, nb);
             CHECK(shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
                   "fcollectmem %zu B", nb);
-            GPU_CK(gcu.MemcpyDtoH(h, DP(dst), nb * (size_t)n));
+            gpu_dtoh(h, DP(dst), nb * (size_t)n);
             for (int s = 0; s < n; s++)
                 for (size_t o = 0; o < nb; o++)
                     if (h[(size_t)s * nb + o] != pat(s, o, r + (int)k))
@@ -79,7 +79,7 @@ int main(void)
             gpu_htod(DP(src), h, nb * (size_t)n);
             CHECK(shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
                   "alltoallmem %zu B", nb);
-            GPU_CK(gcu.MemcpyDtoH(h, DP(dst), nb * (size_t)n));
+            gpu_dtoh(h, DP(dst), nb * (size_t)n);
             for (int s = 0; s < n; s++)
                 for (size_t o = 0; o < nb; o++)
                     if (h[(size_t)s * nb + o] != pat(s * n + me, o, r + (int)k))
@@ -112,7 +112,7 @@ int main(void)
         CHECK(shmemx_req_wait(req) == 0, "wait %d", it);
         if (trace)
             fprintf(stderr, "gpu_coll: PE %d waited %d\n", me, it);
-        GPU_CK(gcu.MemcpyDtoH(e, DP(dst), 1024 * (size_t)n));
+        gpu_dtoh(e, DP(dst), 1024 * (size_t)n);
         for (int s = 0; s < n; s++)
             for (size_t o = 0; o < 1024; o++)
                 if (e[(size_t)s * 1024 + o] != pat(s, o, 100 + it))
@@ -145,11 +145,19 @@ int main(void)
         for (int s = 0; s < n; s++)
             for (size_t o = 0; o < 4096; o++)
                 h[(size_t)s * 4096 + o] = pat(me * n + s, o, 300 + it);
+        if (trace)
+            fprintf(stderr, "gpu_coll: PE %d a2a copy-in %d\n", me, it);
         gpu_htod(DP(src), h, 4096 * (size_t)n);
+        if (trace)
+            fprintf(stderr, "gpu_coll: PE %d a2a barrier %d\n", me, it);
         shmem_barrier_all();
+        if (trace)
+            fprintf(stderr, "gpu_coll: PE %d a2a start %d\n", me, it);
         CHECK(shmemx_req_start(r2) == 0, "a2a start %d", it);
         CHECK(shmemx_req_wait(r2) == 0, "a2a wait %d", it);
-        GPU_CK(gcu.MemcpyDtoH(e, DP(dst), 4096 * (size_t)n));
+        if (trace)
+            fprintf(stderr, "gpu_coll: PE %d a2a waited %d\n", me, it);
+        gpu_dtoh(e, DP(dst), 4096 * (size_t)n);
         for (int s = 0; s < n; s++)
             for (size_t o = 0; o < 4096; o++)
                 if (e[(size_t)s * 4096 + o] != pat(s * n + me, o, 300 + it))
@@ -173,7 +181,7 @@ int main(void)
             CHECK(shmemx_fcollectmem_on_stream(dup, dst, src, 1024, st) == 0,
                   "fcollect on stream");
             GPU_CK(gcu.StreamSynchronize(st));
-            GPU_CK(gcu.MemcpyDtoH(e, DP(dst), 1024 * (size_t)n));
+            gpu_dtoh(e, DP(dst), 1024 * (size_t)n);
             for (int s = 0; s < n; s++)
                 for (size_t o = 0; o < 1024; o++)
                     if (e[(size_t)s * 1024 + o] != pat(s, o, 400 + it))
@@ -208,7 +216,7 @@ int main(void)
                 shmem_barrier_all();
                 CHECK(shmem_long_broadcast(SHMEM_TEAM_WORLD, ld, ls, c, root) ==
                           0, "broadcast on device memory");
-                GPU_CK(gcu.MemcpyDtoH(hl, DP(ld), c * sizeof(long)));
+                gpu_dtoh(hl, DP(ld), c * sizeof(long));
                 for (size_t i = 0; i < c; i++)
                     if (hl[i] != (long)root * 100000 + (long)i)
                         MP_FAIL("device broadcast of %zu longs from %d: elem %zu "
@@ -220,7 +228,7 @@ int main(void)
             shmem_barrier_all();
             CHECK(shmem_long_sum_reduce(SHMEM_TEAM_WORLD, ld, ls, c) == 0,
                   "sum_reduce on device memory");
-            GPU_CK(gcu.MemcpyDtoH(hl, DP(ld), c * sizeof(long)));
+            gpu_dtoh(hl, DP(ld), c * sizeof(long));
             for (size_t i = 0; i < c; i++) {
                 long want = 100000L * (long)n * (n - 1) / 2 + (long)n * (long)i;
                 if (hl[i] != want)
@@ -234,7 +242,7 @@ int main(void)
             shmem_barrier_all();
             CHECK(shmem_collectmem(SHMEM_TEAM_WORLD, ld, ls, c * sizeof(long)) == 0,
                   "collectmem on device memory");
-            GPU_CK(gcu.MemcpyDtoH(hl, DP(ld), c * (size_t)n * sizeof(long)));
+            gpu_dtoh(hl, DP(ld), c * (size_t)n * sizeof(long));
             for (int s = 0; s < n; s++)
                 for (size_t i = 0; i < c; i++)
                     if (hl[(size_t)s * c + i] != (long)s * 100000 + (long)i)

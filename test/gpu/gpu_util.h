@@ -25,6 +25,7 @@
     X(MemcpyHtoD)                                                              \
     X(MemcpyDtoH)                                                              \
     X(MemcpyDtoHAsync)                                                         \
+    X(MemcpyHtoDAsync)                                                         \
     X(MemsetD8)                                                                \
     X(StreamCreate)                                                            \
     X(StreamDestroy)                                                           \
@@ -122,7 +123,21 @@ static inline CUcontext gpu_ctx(void)
 
 /* cuMemsetD8 and cuMemcpyHtoD from pageable memory may return before the
  * GPU is done; a peer's engine may write the same bytes right after the
- * next barrier, so these wait for the legacy stream. */
+ * next barrier, so these wait for the stream they ran on. Copies run on a
+ * non-blocking stream of the test's own, not the legacy stream: on the
+ * H200 a synchronous legacy-stream copy never completed while a copy in
+ * the same direction waited behind a persistent request's trigger
+ * (test/gpu/gate_probe.c, shmemx_req(3)); GPU_TEST_LEGACY_COPY=1 uses the
+ * legacy stream (to show it). */
+static inline CUstream gpu_cstream(void)
+{
+    static CUstream cs;
+    static int made;
+    if (!made && !getenv("GPU_TEST_LEGACY_COPY"))
+        GPU_CK(gcu.StreamCreate(&cs, CU_STREAM_NON_BLOCKING));
+    made = 1;
+    return cs;
+}
 static inline void gpu_memset(CUdeviceptr p, unsigned char v, size_t n)
 {
     GPU_CK(gcu.MemsetD8(p, v, n));
@@ -130,8 +145,15 @@ static inline void gpu_memset(CUdeviceptr p, unsigned char v, size_t n)
 }
 static inline void gpu_htod(CUdeviceptr d, const void *h, size_t n)
 {
-    GPU_CK(gcu.MemcpyHtoD(d, h, n));
-    GPU_CK(gcu.StreamSynchronize(NULL));
+    CUstream cs = gpu_cstream();
+    GPU_CK(gcu.MemcpyHtoDAsync(d, h, n, cs));
+    GPU_CK(gcu.StreamSynchronize(cs));
+}
+static inline void gpu_dtoh(void *h, CUdeviceptr d, size_t n)
+{
+    CUstream cs = gpu_cstream();
+    GPU_CK(gcu.MemcpyDtoHAsync(h, d, n, cs));
+    GPU_CK(gcu.StreamSynchronize(cs));
 }
 #define DSM_TEST_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define DSM_TEST_ARRAY(a) (sizeof(a) / sizeof((a)[0]))

@@ -93,12 +93,40 @@ bench() { # LABEL NP TIMEOUT ARGS...
     echo "date: $(date -u '+%F %H:%M UTC')"
     echo "command: test/gpu/run-on-device.sh devapi"
 } >"$OUTDIR/gpu_devbench-run.txt"
+# DEVAPI_ONLY=kreq: the kernel-triggered requests alone (trigger word in
+# GPU and in host memory) and the gate probe's synchronous copies beside
+# a gated stream, then stop.
+if [ "${DEVAPI_ONLY:-}" = kreq ]; then
+    gcc -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/gate_probe" \
+        test/gpu/gate_probe.c -lcuda >>"$OUTDIR/nvcc.log" 2>&1
+    for a in "" dtoh; do for w in "" devword; do for o in "" ownstream; do
+        timeout 30 "$B/gate_probe" quick $a $w $o 2>&1 | tee -a "$SUMMARY"
+    done; done; done
+    for tw in dev host; do
+        export SHMEM_DEV_REQ_TRIGGER_WORD=$tw
+        run "dev_api 1 PE kreq, trigger mode, $tw word" 30 env SHMEM_DEV_REQ_TRIGGER=1 \
+            CUDA_MODULE_LOADING=EAGER DEVAPI_STREAM=nonblocking SHMEM_DEBUG=1 \
+            "$L" -n 1 --timeout 25 "$B/dev_api" kreq
+        SHMEM_DEV_REQ_TRIGGER=1 CUDA_MODULE_LOADING=EAGER bench "ktrig-$tw" 1 30 --only kreq
+    done
+    echo "================ benchmark"
+    cat "$OUTDIR"/gpu_devbench-*.csv 2>/dev/null | grep -v '^label'
+    echo "================ summary"
+    cat "$SUMMARY"
+    exit 0
+fi
 run "dev_api 1 PE (all phases)" 60 "$L" -n 1 --timeout 55 "$B/dev_api"
 bench 1pe 1 60
 run "dev_api 1 PE stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 1 --timeout 35 "$B/dev_api" stress
 run "dev_api 1 PE, store threshold 0 (engines only)" 40 env SHMEM_DEV_STORE_MAX=0 \
     "$L" -n 1 --timeout 35 "$B/dev_api" rma signal
+# Trigger mode (opt-in; the handle in GPU memory): kernels store the
+# trigger, the engines' stream waits on a device word.
+run "dev_api 1 PE kreq, trigger mode (EAGER)" 40 env SHMEM_DEV_REQ_TRIGGER=1 \
+    CUDA_MODULE_LOADING=EAGER DEVAPI_STREAM=nonblocking \
+    "$L" -n 1 --timeout 35 "$B/dev_api" kreq
+SHMEM_DEV_REQ_TRIGGER=1 CUDA_MODULE_LOADING=EAGER bench ktrig 1 40 --only kreq
 run "dev_api 1 PE kreq, SHMEM_PRELAUNCH_DEPTH=0 (proxy mode)" 40 \
     env SHMEM_PRELAUNCH_DEPTH=0 "$L" -n 1 --timeout 35 "$B/dev_api" kreq
 # A kernel's first launch beside a stream gated on a word (why trigger

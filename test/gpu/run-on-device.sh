@@ -4,6 +4,7 @@
 #
 #   test/gpu/run-on-device.sh [OUTDIR]        (from the repository root)
 #   test/gpu/run-on-device.sh devapi [OUTDIR] (the device API only)
+#   test/gpu/run-on-device.sh ahead [OUTDIR]  (posting ahead on one GPU)
 #
 # Needs the generated autotools files (configure, Makefile.in, aclocal.m4,
 # config/) next to the sources, as a release tarball has them: run
@@ -33,6 +34,12 @@ set -u
 if [ "${1:-}" = devapi ]; then
     shift
     exec bash "$(dirname "$0")/run-devapi.sh" "$@"
+fi
+# `run-on-device.sh ahead [OUTDIR]`: persistent collectives posted ahead
+# with PEs sharing a GPU (issue #15; test/gpu/run-ahead.sh).
+if [ "${1:-}" = ahead ]; then
+    shift
+    exec bash "$(dirname "$0")/run-ahead.sh" "$@"
 fi
 OUTDIR=${1:-${OUT:-$PWD/gpu-results}}
 mkdir -p "$OUTDIR"

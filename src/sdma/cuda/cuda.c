@@ -195,6 +195,7 @@ static void cuda_close(dsm_sdma_t *s)
 {
     dsm_cuda_devfifo_close(s->cfg.stats); /* its queue is freed after us */
     dsm_cuda_agent_stop();
+    dsm_cuda_dev_words_close();
     pthread_mutex_lock(&kern.lock);
     if (kern.mod) {
         CUcontext prev = dsm_cuda_ctx_enter();
@@ -445,17 +446,6 @@ uint64_t dsm_cuda_uid(void)
         return 0;
     return (uint64_t)(unsigned)dom << 32 | (uint64_t)(unsigned)bus << 16 |
            (uint64_t)(unsigned)dev << 8;
-}
-
-dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n)
-{
-    CUcontext prev = dsm_cuda_ctx_enter();
-    CUresult rc = dsm_cu.MemcpyAsync((CUdeviceptr)(uintptr_t)dst,
-                                     (CUdeviceptr)(uintptr_t)src, n, NULL);
-    if (rc == CUDA_SUCCESS)
-        rc = dsm_cu.StreamSynchronize(NULL);
-    dsm_cuda_ctx_leave(prev);
-    return rc == CUDA_SUCCESS ? DSM_OK : DSM_ERR_IO;
 }
 
 int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns)

@@ -83,6 +83,8 @@ uint64_t dsm_cuda_done(dsm_sdma_queue_t *q);
 /* devapi.c: stop the device API's proxy thread and free its FIFO (first
  * thing in close; stats: print its counters). */
 void dsm_cuda_devfifo_close(int stats);
+/* The device words of dev_words (devapi.c), at close. */
+void dsm_cuda_dev_words_close(void);
 
 /* A side stream forked from a stream for big local copies (an AllGather's
  * own block), so that they overlap the copies to and from peers. */

@@ -247,3 +247,83 @@ uint64_t dsm_cuda_word_view(uint64_t *w)
         d = dsm_cuda_gpu_word(w);
     return (uint64_t)d;
 }
+
+/* ------------------------------------------------------------ device words
+ * For kernel handles of persistent requests (shmemx_req_device): chunks of
+ * cuMemAlloc'ed memory in the range table, freed at close only (cuMemFree
+ * may wait for the device, whose streams wait behind triggers on them),
+ * and written through the non-blocking stream of dsm_cuda_copy_sync. */
+#define DW_MAX 64
+static struct {
+    pthread_mutex_t lock;
+    CUstream st;
+    CUdeviceptr chunk[DW_MAX];
+    int n;
+} dw = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Synchronous copies of the library's own (device words, zeroing), on a
+ * non-blocking stream: a copy on the legacy stream never completed while
+ * a copy in the same direction waited behind a persistent request's
+ * trigger (test/gpu/gate_probe.c; under MPS, another PE's on one GPU). */
+dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n)
+{
+    CUresult rc = CUDA_SUCCESS;
+    CUcontext prev = dsm_cuda_ctx_enter();
+    pthread_mutex_lock(&dw.lock);
+    if (!dw.st)
+        rc = dsm_cu.StreamCreate(&dw.st, CU_STREAM_NON_BLOCKING);
+    if (rc == CUDA_SUCCESS)
+        rc = dsm_cu.MemcpyAsync((CUdeviceptr)(uintptr_t)dst,
+                                (CUdeviceptr)(uintptr_t)src, n, dw.st);
+    if (rc == CUDA_SUCCESS)
+        rc = dsm_cu.StreamSynchronize(dw.st);
+    pthread_mutex_unlock(&dw.lock);
+    dsm_cuda_ctx_leave(prev);
+    return rc == CUDA_SUCCESS ? DSM_OK : DSM_ERR_IO;
+}
+
+dsm_status_t dsm_cuda_dev_words_write(uint64_t *dst, const uint64_t *src,
+                                      size_t n)
+{
+    return dsm_cuda_copy_sync(dst, src, n * sizeof(uint64_t));
+}
+
+uint64_t *dsm_cuda_dev_words(size_t n)
+{
+    CUdeviceptr d = 0;
+    uint64_t *z = calloc(n, sizeof(uint64_t));
+    CUcontext prev = dsm_cuda_ctx_enter();
+    pthread_mutex_lock(&dw.lock);
+    CUresult rc = z && dw.n < DW_MAX
+                      ? dsm_cu.MemAlloc(&d, n * sizeof(uint64_t))
+                      : CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS)
+        dw.chunk[dw.n++] = d;
+    pthread_mutex_unlock(&dw.lock);
+    dsm_cuda_ctx_leave(prev);
+    if (rc == CUDA_SUCCESS) {
+        dsm_cuda_add_range((uintptr_t)d, n * sizeof(uint64_t), DSM_CUDA_DEV,
+                           0);
+        if (dsm_cuda_dev_words_write((uint64_t *)(uintptr_t)d, z, n) !=
+            DSM_OK)
+            d = 0; /* kept in dw.chunk, freed at close */
+    }
+    free(z);
+    return (uint64_t *)(uintptr_t)d;
+}
+
+void dsm_cuda_dev_words_close(void)
+{
+    CUcontext prev = dsm_cuda_ctx_enter();
+    pthread_mutex_lock(&dw.lock);
+    for (int i = 0; i < dw.n; i++) {
+        dsm_cuda_drop_range((uintptr_t)dw.chunk[i]);
+        dsm_cu.MemFree(dw.chunk[i]);
+    }
+    dw.n = 0;
+    if (dw.st)
+        dsm_cu.StreamDestroy(dw.st);
+    dw.st = NULL;
+    pthread_mutex_unlock(&dw.lock);
+    dsm_cuda_ctx_leave(prev);
+}

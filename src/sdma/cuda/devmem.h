@@ -39,7 +39,9 @@ void dsm_cuda_heap_unmap(void *base);
 
 /* 1 when p is GPU memory (a device heap or any cudaMalloc'ed buffer). */
 int dsm_cuda_ptr_is_device(const void *p);
-/* Synchronous copy of n bytes (either side may be device memory). */
+/* Synchronous copy of n bytes (either side may be device memory), on a
+ * non-blocking stream of the backend's own (devapi.c), never the legacy
+ * stream. */
 dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n);
 
 /* On a caller's stream (CUstream / cudaStream_t as void *), without host
@@ -79,6 +81,9 @@ int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns);
  * GPU's address of p, and the request FIFO with its proxy thread. */
 uint64_t dsm_cuda_gpu_view(const void *p);
 uint64_t dsm_cuda_word_view(uint64_t *w);
+uint64_t *dsm_cuda_dev_words(size_t n);
+dsm_status_t dsm_cuda_dev_words_write(uint64_t *dst, const uint64_t *src,
+                                      size_t n);
 dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
                                    dsm_sdma_devfifo_t *out);
 
