@@ -27,8 +27,11 @@
  *           (shmemx_req_start + shmemx_req_wait); 8 B and 64 KiB, median
  *           us, start to completion seen by the initiator
  *
- *   gpu_devbench [--label L] [--max BYTES] [--only kreq]  (--only: that
- *                                                          phase alone)
+ *   sweep   put N B + quiet through the engines and through the thread's
+ *           stores, 8 B .. 64 KiB (the SHMEM_DEV_STORE_MAX crossover)
+ *
+ *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep]
+ *                (--only: that phase alone)
  */
 #include <cuda_runtime.h>
 #include <shmem.h>
@@ -89,12 +92,12 @@ enum { L_PUT, L_P };
 
 /* iters round trips; each one's time (ns) into t[i]. */
 __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
-                      int pe, int iters, unsigned long long *t)
+                      int pe, int iters, unsigned long long *t, size_t n)
 {
     for (int i = 0; i < iters; i++) {
         unsigned long long t0 = gclock();
         if (kind == L_PUT)
-            shmemx_dev_putmem_nbi(d, dst, src, 8, pe);
+            shmemx_dev_putmem_nbi(d, dst, src, n, pe);
         else
             shmemx_dev_uint64_p(d, (uint64_t *)dst, (uint64_t)i, pe);
         shmemx_dev_quiet(d);
@@ -103,11 +106,11 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
 }
 
 static double lat(shmemx_dev_t d, int kind, char *dst, const char *src,
-                  int pe, int iters, unsigned long long *t)
+                  int pe, int iters, unsigned long long *t, size_t n = 8)
 {
     std::vector<unsigned long long> h(iters);
     std::vector<double> v;
-    k_lat<<<1, 1>>>(d, kind, dst, src, pe, iters, t);
+    k_lat<<<1, 1>>>(d, kind, dst, src, pe, iters, t, n);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
@@ -140,6 +143,28 @@ static void phase_lat(shmemx_dev_t d, char *dsrc, char *hdst, char *ddst)
         /* lat() dropped nothing for one iteration: iters / 10 = 0 */
     }
     row("dev_put_quiet", "engines,after 10 ms idle", 8, median(w), "us");
+    CK(cudaFree(t));
+}
+
+/* The store threshold (SHMEM_DEV_STORE_MAX): put N B + quiet from one
+ * thread, device heap -> host heap of the next PE, through the engines
+ * (store_max 0) and through the thread's own stores (store_max above N),
+ * 8 B .. 64 KiB; median us. Where the stores stop winning is the
+ * threshold's measured default. */
+static void phase_sweep(shmemx_dev_t d, char *dsrc, char *hdst)
+{
+    const int iters = 500, pe = (me + 1) % npes;
+    unsigned long long *t;
+    shmemx_dev_t de = d, ds = d;
+    de.store_max = 0;
+    ds.store_max = 1u << 30;
+    CK(cudaMalloc(&t, iters * sizeof(*t)));
+    for (size_t n = 8; n <= 65536; n *= 4) {
+        row("dev_put_quiet_sweep", "engines", n,
+            lat(de, L_PUT, hdst, dsrc, pe, iters, t, n), "us");
+        row("dev_put_quiet_sweep", "stores", n,
+            lat(ds, L_PUT, hdst, dsrc, pe, iters, t, n), "us");
+    }
     CK(cudaFree(t));
 }
 
@@ -433,6 +458,8 @@ int main(int argc, char **argv)
     shmem_barrier_all();
     if (!only)
         phase_lat(d, dsrc, hdst, ddst);
+    if (!only || !strcmp(only, "sweep"))
+        phase_sweep(d, dsrc, hdst);
     shmem_barrier_all();
     /* Bandwidth and overlap on PE 0 only: the others would share the
      * engines and the PCIe link. */

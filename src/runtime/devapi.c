@@ -46,9 +46,12 @@ static void dev_host_op(uint64_t what, uint64_t arg)
                      (unsigned long long)what);
 }
 
-/* Measured on H200 (docs/PERFORMANCE.md, "Device API"): below this a
- * thread's own stores beat a round trip through the proxy and engines. */
-#define DEV_STORE_MAX_DEFAULT 1024
+/* Measured on H200 (docs/PERFORMANCE.md, "Device API", the sweep of
+ * 2026-12-02): up to this a thread's own stores beat a round trip through
+ * the proxy and engines. Device heap -> host heap over PCIe, put + quiet:
+ * stores 3.8 us at 128 B, 11.6 at 512, engines 10.2-10.7 at every size
+ * up to 32 KiB; crossover ~450 B, kept below it. */
+#define DEV_STORE_MAX_DEFAULT 256
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static shmemx_dev_t dev;

@@ -25,7 +25,7 @@
 #include <shmemx_hip.h>
 
 /* The same default as the CUDA API (measured there, not on AMD). */
-#define DEV_STORE_MAX_DEFAULT 1024
+#define DEV_STORE_MAX_DEFAULT 256
 
 static pthread_mutex_t hip_lock = PTHREAD_MUTEX_INITIALIZER;
 static dsm_sdma_t *hip_sdma; /* the layer it was made for (re-init) */
