@@ -28,7 +28,7 @@
  *           us, start to completion seen by the initiator
  *
  *   sweep   put N B + quiet through the engines and through the thread's
- *           stores, 8 B .. 64 KiB (the SHMEM_DEV_STORE_MAX crossover)
+ *           stores, 8 B .. 32 KiB (the SHMEM_DEV_STORE_MAX crossover)
  *
  *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep]
  *                (--only: that phase alone)
@@ -149,7 +149,7 @@ static void phase_lat(shmemx_dev_t d, char *dsrc, char *hdst, char *ddst)
 /* The store threshold (SHMEM_DEV_STORE_MAX): put N B + quiet from one
  * thread, device heap -> host heap of the next PE, through the engines
  * (store_max 0) and through the thread's own stores (store_max above N),
- * 8 B .. 64 KiB; median us. Where the stores stop winning is the
+ * 8 B .. 32 KiB; median us. Where the stores stop winning is the
  * threshold's measured default. */
 static void phase_sweep(shmemx_dev_t d, char *dsrc, char *hdst)
 {
