@@ -18,6 +18,7 @@
 #include "runtime/gpu.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,12 +186,15 @@ static void kstall_check(struct dsm_coll_req *r)
         return;
     r->kseen_ns = 0; /* once */
     const dsm_inst_t *in = &r->inst[s % (uint64_t)r->nslots];
+    char tw[40] = "in GPU memory";
+    if (!r->dtrig)
+        snprintf(tw, sizeof(tw), "%llu",
+                 (unsigned long long)__atomic_load_n(r->trigger,
+                                                     __ATOMIC_ACQUIRE));
     dsm_debug("%s: kernel-triggered request stalled 10 s: posted %llu, "
-              "started %llu, waited %llu, trigger word %s%llu",
+              "started %llu, waited %llu (the mirror's), trigger word %s",
               r->routine, (unsigned long long)p, (unsigned long long)s,
-              (unsigned long long)w, r->dtrig ? "in GPU memory, host " : "",
-              (unsigned long long)__atomic_load_n(r->trigger,
-                                                  __ATOMIC_ACQUIRE));
+              (unsigned long long)w, tw);
     for (int i = 0; i < r->plan.nq; i++)
         dsm_debug("%s: stalled: queue %d done word %llu, completed %llu, "
                   "instance's sequence %llu", r->routine, i,
