@@ -3,7 +3,8 @@
  * alltoallmem on the device heap as copy-engine command chains (the direct
  * variant is host-only, so auto takes a chain here), sizes from 1 B to
  * 1 MiB per PE, data checked after every call, calls back to back without
- * barriers; then the persistent fcollect started 100 times, and a
+ * barriers (the last PE reads every other fcollect's dest 300 us late);
+ * then the persistent fcollect started 100 times, and a
  * persistent alltoall and an on-stream fcollect on the team slot the first
  * request freed (its device signal words must be clean). The variant
  * comes from SHMEM_FCOLLECT_ALGORITHM / SHMEM_ALLTOALL_ALGORITHM (the
@@ -17,6 +18,7 @@
 
 #include <shmemx.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAXB (1u << 20)
 
@@ -66,6 +68,11 @@ int main(void)
             gpu_htod(DP(src), h, nb);
             CHECK(shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
                   "fcollectmem %zu B", nb);
+            /* The contract a faster protocol must keep: the others start
+             * the next call at once, and a slow reader still sees this
+             * call's data (no peer writes its dest before it enters). */
+            if (me == n - 1 && (r + (int)k) % 2 == 0)
+                usleep(300);
             gpu_dtoh(h, DP(dst), nb * (size_t)n);
             for (int s = 0; s < n; s++)
                 for (size_t o = 0; o < nb; o++)
