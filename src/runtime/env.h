@@ -111,9 +111,10 @@
       "persistent collectives: instances posted ahead behind a trigger "      \
       "(0: each posted at its start)")                                        \
     X(SHMEM_PERSISTENT_SHARED_AHEAD, BOOL, persistent_shared_ahead, "0",       \
-      "persistent collectives whose team shares this PE's GPU: post "        \
-      "instances ahead too (1; they hung at the first start on the H200, "   \
-      "shmemx_req(3)); 0 = each posted at its start")                        \
+      "persistent collectives whose team shares this PE's GPU: 1 posts "     \
+      "instances ahead too (on an H200: 2 PEs passed with the program's "    \
+      "copies on non-blocking streams, 3 and 4 hung; shmemx_req(3)); 0 = "   \
+      "each posted at its start")                                            \
     X(SHMEM_PERSISTENT_DEVSYNC, BOOL, persistent_devsync, "1",                 \
       "persistent collectives on GPU buffers (pcpy, b2b): one exchange per "  \
       "instance (SHMEM_PERSISTENT_SYNC); 0 = the host collectives' protocol") \
