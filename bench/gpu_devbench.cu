@@ -30,7 +30,14 @@
  *   sweep   put N B + quiet through the engines and through the thread's
  *           stores, 8 B .. 32 KiB (the SHMEM_DEV_STORE_MAX crossover)
  *
- *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep]
+ *   peer    (--peer, 2 PEs on two GPUs, #16) instead of bw and overlap:
+ *           put 8 B + quiet and bandwidth from PE 0's device heap to PE
+ *           1's over NVLink (one thread's putmem, cudaMemcpyAsync into the
+ *           peer's mapping, store copies through it), compute slowdown
+ *           while max bytes move there; and a persistent fcollect 1 KiB
+ *           over the world team started by a kernel on every PE
+ *
+ *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep] [--peer]
  *                (--only: that phase alone)
  */
 #include <cuda_runtime.h>
@@ -193,14 +200,15 @@ static double ev_time(cudaEvent_t a, cudaEvent_t b)
     return ms * 1e-3;
 }
 
-static void phase_bw(shmemx_dev_t d, char *dsrc, char *hdst, size_t max,
-                     int sms)
+/* dst: the putmem target on PE pe; loc: the same bytes as this process
+ * addresses them (what cudaMemcpyAsync and the store copies write). */
+static void bw_rows(shmemx_dev_t d, char *dsrc, char *dst, int pe, char *loc,
+                    size_t max, int sms, const char *test)
 {
-    const int pe = me; /* engines reached by device -> host copies */
     unsigned long long *t, ht;
     cudaEvent_t e0, e1;
     cudaStream_t st;
-    char *hloc = hdst;
+    char *hloc = loc;
     CK(cudaMalloc(&t, sizeof(*t)));
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -209,7 +217,7 @@ static void phase_bw(shmemx_dev_t d, char *dsrc, char *hdst, size_t max,
         int reps = n >= (256u << 20) ? 3 : 7;
         std::vector<double> dv, ce, s1, sa;
         for (int r = 0; r < reps; r++) {
-            k_put_timed<<<1, 1>>>(d, hdst, dsrc, n, pe, t);
+            k_put_timed<<<1, 1>>>(d, dst, dsrc, n, pe, t);
             CK(cudaGetLastError());
             CK(cudaDeviceSynchronize());
             CK(cudaMemcpy(&ht, t, sizeof(ht), cudaMemcpyDefault));
@@ -235,10 +243,10 @@ static void phase_bw(shmemx_dev_t d, char *dsrc, char *hdst, size_t max,
             CK(cudaStreamSynchronize(st));
             sa.push_back(n / ev_time(e0, e1) / 1e9);
         }
-        row("bw_dev_to_host", "dev_putmem 1 thread", n, median(dv), "GB/s");
-        row("bw_dev_to_host", "cudaMemcpyAsync", n, median(ce), "GB/s");
-        row("bw_dev_to_host", "store copy 1 CTA", n, median(s1), "GB/s");
-        row("bw_dev_to_host", "store copy all SMs", n, median(sa), "GB/s");
+        row(test, "dev_putmem 1 thread", n, median(dv), "GB/s");
+        row(test, "cudaMemcpyAsync", n, median(ce), "GB/s");
+        row(test, "store copy 1 CTA", n, median(s1), "GB/s");
+        row(test, "store copy all SMs", n, median(sa), "GB/s");
     }
     CK(cudaStreamDestroy(st));
     CK(cudaEventDestroy(e0));
@@ -259,8 +267,8 @@ __global__ void k_fma(float *out, int iters)
         out[0] = a + b;
 }
 
-static void phase_overlap(shmemx_dev_t d, char *dsrc, char *hdst, size_t n,
-                          int sms)
+static void overlap_rows(shmemx_dev_t d, char *dsrc, char *dst, int pe,
+                         char *loc, size_t n, int sms, const char *test)
 {
     cudaStream_t sc, sm;
     cudaEvent_t e0, e1;
@@ -281,14 +289,14 @@ static void phase_overlap(shmemx_dev_t d, char *dsrc, char *hdst, size_t n,
         CK(cudaDeviceSynchronize());
         alone.push_back(ev_time(e0, e1));
 
-        k_put_timed<<<1, 1, 0, sm>>>(d, hdst, dsrc, n, me, t);
+        k_put_timed<<<1, 1, 0, sm>>>(d, dst, dsrc, n, pe, t);
         CK(cudaEventRecord(e0, sc));
         k_fma<<<sms * 4, 256, 0, sc>>>(out, iters);
         CK(cudaEventRecord(e1, sc));
         CK(cudaDeviceSynchronize());
         with_dev.push_back(ev_time(e0, e1));
 
-        k_copy<<<sms, 1024, 0, sm>>>((int4 *)hdst, (const int4 *)dsrc,
+        k_copy<<<sms, 1024, 0, sm>>>((int4 *)loc, (const int4 *)dsrc,
                                      n / 16);
         CK(cudaEventRecord(e0, sc));
         k_fma<<<sms * 4, 256, 0, sc>>>(out, iters);
@@ -297,10 +305,10 @@ static void phase_overlap(shmemx_dev_t d, char *dsrc, char *hdst, size_t n,
         with_st.push_back(ev_time(e0, e1));
     }
     double a = median(alone);
-    row("overlap", "compute alone", 0, a * 1e3, "ms");
-    row("overlap", "slowdown, dev_putmem 1 thread", n,
+    row(test, "compute alone", 0, a * 1e3, "ms");
+    row(test, "slowdown, dev_putmem 1 thread", n,
         (median(with_dev) / a - 1) * 100, "%");
-    row("overlap", "slowdown, store copy all SMs", n,
+    row(test, "slowdown, store copy all SMs", n,
         (median(with_st) / a - 1) * 100, "%");
     CK(cudaStreamDestroy(sc));
     CK(cudaStreamDestroy(sm));
@@ -409,12 +417,85 @@ static void phase_kreq(shmemx_dev_t d, char *dsrc, char *hdst,
     CK(cudaFree(t));
 }
 
+/* ------------------------------------------------------------ peer */
+
+/* Across GPUs (two GPUs, issue #16): PE 0's device heap -> PE 1's over
+ * NVLink. put 8 B + quiet by the engines and by stores; bandwidth of one
+ * thread's putmem against cudaMemcpyAsync into PE 1's mapping (what
+ * cudaMemcpyPeerAsync does) and the store copies through it; compute
+ * slowdown while max bytes move to PE 1. PE 0 only. */
+static void phase_peer(shmemx_dev_t d, char *dsrc, char *pdst, size_t max,
+                       int sms)
+{
+    char *pp = (char *)shmem_ptr(pdst, 1);
+    if (!pp) {
+        fprintf(stderr, "gpu_devbench --peer: PE 1's device heap is not "
+                        "mapped in PE 0 (not on this node?)\n");
+        return;
+    }
+    const int iters = 2000;
+    unsigned long long *t;
+    shmemx_dev_t de = d;
+    de.store_max = 0;
+    CK(cudaMalloc(&t, iters * sizeof(*t)));
+    row("dev_put_quiet", "engines,dev->peer dev", 8,
+        lat(de, L_PUT, pdst, dsrc, 1, iters, t), "us");
+    row("dev_put_quiet", "stores,dev->peer dev", 8,
+        lat(d, L_PUT, pdst, dsrc, 1, iters, t), "us");
+    row("dev_p_quiet", "stores,peer dev word", 8,
+        lat(d, L_P, pdst, dsrc, 1, iters, t), "us");
+    CK(cudaFree(t));
+    bw_rows(d, dsrc, pdst, 1, pp, max, sms, "bw_dev_to_peer");
+    overlap_rows(d, dsrc, pdst, 1, pp, max, sms, "overlap_peer");
+}
+
+/* A persistent fcollect of 1 KiB over the world team started and waited
+ * for by a kernel on every PE through its handle (trigger mode with
+ * SHMEM_DEV_REQ_TRIGGER=1 and SHMEM_PERSISTENT_SYNC=dev across GPUs, else
+ * proxy mode); PE 0's median. */
+static void phase_kreq_world(shmemx_dev_t d, char *dsrc, char *pdst)
+{
+    const int iters = 2000;
+    unsigned long long *t;
+    shmemx_req_t r;
+    CK(cudaMalloc(&t, iters * sizeof(*t)));
+    CK(cudaStreamCreateWithFlags(&kst, cudaStreamNonBlocking));
+    k_kreq<<<1, 1, 0, kst>>>(d, (shmemx_dev_req_t *)NULL, 0, t);
+    CK(cudaStreamSynchronize(kst));
+    if (shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, pdst, dsrc, 1024, &r)) {
+        fprintf(stderr, "gpu_devbench: shmemx_fcollectmem_init failed\n");
+        _exit(1);
+    }
+    shmemx_dev_req_t *h = shmemx_req_device(r), hh;
+    CK(cudaMemcpyAsync(&hh, h, sizeof(hh), cudaMemcpyDefault, kst));
+    CK(cudaStreamSynchronize(kst));
+    shmem_barrier_all();
+    double a = kreq_lat(d, h, iters, t);
+    row("dev_req_start_wait",
+        hh.mode == SHMEMX_DEV_REQ_TRIGGER
+            ? "world team, kernel store trigger"
+            : "world team, kernel handle (proxy mode)",
+        1024, a, "us");
+    shmem_barrier_all();
+    shmemx_req_free(r);
+    CK(cudaStreamDestroy(kst));
+    CK(cudaFree(t));
+}
+
 int main(int argc, char **argv)
 {
     size_t max = 1ull << 30;
     int n = 0, sms = 0;
     const char *only = NULL; /* --only kreq: that phase alone */
+    int peer = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--peer"))
+            peer = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--peer")) {
+            i--; /* no value */
+            continue;
+        }
         if (!strcmp(argv[i], "--label"))
             label = argv[i + 1];
         else if (!strcmp(argv[i], "--max"))
@@ -447,7 +528,9 @@ int main(int argc, char **argv)
     char *dsrc = (char *)shmemx_malloc_device(max);
     char *ddst = (char *)shmemx_malloc_device(64);
     char *hdst = (char *)shmem_malloc(max);
-    if (!dsrc || !hdst || !ddst) {
+    /* --peer: the target of the rows across GPUs (PE 1's copy). */
+    char *pdst = peer ? (char *)shmemx_malloc_device(max) : NULL;
+    if (!dsrc || !hdst || !ddst || (peer && !pdst)) {
         fprintf(stderr, "gpu_devbench: cannot allocate %zu bytes (set "
                         "SHMEM_DEVICE_HEAP_SIZE and SHMEM_SYMMETRIC_SIZE)\n",
                 max);
@@ -464,12 +547,21 @@ int main(int argc, char **argv)
     /* Bandwidth and overlap on PE 0 only: the others would share the
      * engines and the PCIe link. */
     shmem_team_t rows, one = team_of_one(&rows); /* collective */
-    if (me == 0 && !only) {
-        phase_bw(d, dsrc, hdst, max, sms);
-        phase_overlap(d, dsrc, hdst, max, sms);
+    if (peer && npes < 2) {
+        fprintf(stderr, "gpu_devbench --peer needs 2 PEs\n");
+        return 1;
+    }
+    if (me == 0 && !only && peer)
+        phase_peer(d, dsrc, pdst, max, sms);
+    if (me == 0 && !only && !peer) {
+        bw_rows(d, dsrc, hdst, me, hdst, max, sms, "bw_dev_to_host");
+        overlap_rows(d, dsrc, hdst, me, hdst, max, sms, "overlap");
     }
     if (me == 0 && (!only || !strcmp(only, "kreq")))
         phase_kreq(d, dsrc, hdst, one);
+    shmem_barrier_all();
+    if (peer && (!only || !strcmp(only, "kreq")))
+        phase_kreq_world(d, dsrc, pdst);
     shmem_barrier_all();
     shmem_team_destroy(one);
     shmem_team_destroy(rows);

@@ -12,6 +12,10 @@
 #   gate_kprobe: a first kernel launch beside a gated stream, LAZY / EAGER
 #   gpu_devbench 1 PE (latency, bandwidth 64 KiB .. 1 GiB, overlap, kreq) and
 #       2 PEs (latency between the PEs)
+#   with two GPUs: dev_api 2 PEs one per GPU, kreq in trigger mode, and
+#       gpu_devbench --peer (NVLink rows: latency, bandwidth against
+#       cudaMemcpyAsync into the peer's mapping and store copies, overlap,
+#       the world team's kernel-triggered fcollect)
 #   gpu_kill.sh with dev_api hang: a PE killed while its kernel waits
 # then stops MPS, checks that nothing is left in /dev/shm, and prints the
 # summary and the benchmark rows last. Logs under OUTDIR.
@@ -80,7 +84,7 @@ bench() { # LABEL NP TIMEOUT ARGS...
     local label=$1 np=$2 t=$3
     shift 3
     if late $((t / 3)); then row "gpu_devbench $label" "NOT RUN (deadline)"; return; fi
-    SHMEM_SYMMETRIC_SIZE=1200M SHMEM_DEVICE_HEAP_SIZE=2G timeout "$t" \
+    SHMEM_SYMMETRIC_SIZE=1200M SHMEM_DEVICE_HEAP_SIZE=3G timeout "$t" \
         "$L" -n "$np" --timeout $((t - 5)) "$B/gpu_devbench" --label "$label" "$@" \
         >>"$OUTDIR/bench.log" 2>&1 && row "gpu_devbench $label" ok ||
         { row "gpu_devbench $label" "FAILED rc=$?"; tail -5 "$OUTDIR/bench.log"; }
@@ -143,6 +147,22 @@ if "$NVCC" -arch=sm_90 -o "$B/gate_kprobe" test/gpu/gate_kprobe.cu -lcuda \
         r=$(CUDA_MODULE_LOADING=$l timeout 10 "$B/gate_kprobe" $w kstore batch 2>&1 | tail -1)
         row "gate_kprobe $l $w kstore batch" "${r#*: }"
     done; done
+fi
+
+# Two GPUs (#16): 2 PEs, one per GPU; the API across NVLink and its rows.
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$NGPU" -ge 2 ]; then
+    run "dev_api 2 PEs, 2 GPUs (count launches)" 60 env -u SHMEM_CUDA_DEVICE \
+        SHMEM_CUDA_COUNT_LAUNCHES=1 "$L" -n 2 --timeout 55 "$B/dev_api"
+    kcount "dev_api, 2 PEs on 2 GPUs"
+    run "dev_api 2 PEs, 2 GPUs, kreq trigger mode (sync dev)" 40 env -u SHMEM_CUDA_DEVICE \
+        SHMEM_DEV_REQ_TRIGGER=1 SHMEM_PERSISTENT_SYNC=dev CUDA_MODULE_LOADING=EAGER \
+        DEVAPI_STREAM=nonblocking "$L" -n 2 --timeout 35 "$B/dev_api" kreq
+    ( unset SHMEM_CUDA_DEVICE; bench x2 2 120 --peer --max 1073741824 )
+    ( unset SHMEM_CUDA_DEVICE; SHMEM_DEV_REQ_TRIGGER=1 SHMEM_PERSISTENT_SYNC=dev \
+        CUDA_MODULE_LOADING=EAGER bench x2-ktrig 2 40 --peer --only kreq )
+else
+    row "2 PEs on 2 GPUs" "SKIP (one GPU)"
 fi
 
 # Two or more PEs on one GPU: under MPS, else they time-slice.
