@@ -764,7 +764,12 @@ void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
         }
         inst->seq[i] = dsm_sdma_post(q[i], b->c, b->n);
     }
-    for (i = 0; i < p->np; i++) {
+    dsm_chain_inst_vals(p, inst);
+}
+
+void dsm_chain_inst_vals(const dsm_plan_t *p, dsm_inst_t *inst)
+{
+    for (int i = 0; i < p->np; i++) {
         inst->arr[i] = p->peer[i].av_in;
         if (inst->rdy)
             inst->rdy[i] = p->peer[i].rv_out;

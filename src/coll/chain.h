@@ -166,6 +166,10 @@ void dsm_coll_persist_fini(void);
 /* Free a team without the collective destroy (finalize only). */
 void dsm_team_release(dsm_team_t *t);
 
+/* The arrival and ready values of the plan's current signals into inst
+ * (dsm_chain_post_gated does it too; a start that fires before it posts
+ * needs them first). */
+void dsm_chain_inst_vals(const dsm_plan_t *p, dsm_inst_t *inst);
 /* Post one instance of a plan gated by WAIT(*trigger >= gate) on queues
  * q[0..p->nq-1] (persistent collectives). Fills inst. */
 void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,

@@ -41,8 +41,8 @@
  * keeps the team's host-word chains (for measuring).
  *
  * A team with a member on this PE's own GPU posts nothing ahead (r->lazy):
- * start posts the instance, then fires it (why: at the posting loop in
- * req_init).
+ * start fires the instance, then posts it, so its gate is open when the
+ * engines reach it (why nothing ahead: at the posting loop in req_init).
  *
  * A team with members on other nodes has no chain to post (its copies are
  * network puts of the direct path): start only marks the request active
@@ -503,8 +503,20 @@ int pshmemx_req_start(shmemx_req_t req)
     }
     if (r->at_wait)
         return 0; /* runs at wait */
-    if (r->lazy)
-        dsm_persist_post_next(r);
+    if (r->lazy) {
+        /* Posted at its start: its ready values and trigger first, so the
+         * engines find the gate open (the cuda backend then drops that
+         * WAIT from the stream) and the peers that started before us
+         * ready (theirs too). Ready before any command of mine also keeps
+         * it ahead of my arrival in the shared HOST word (fire()). */
+        uint64_t k = ++r->posted;
+        dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
+        dsm_plan_sigvals(&r->plan);
+        dsm_chain_inst_vals(&r->plan, in);
+        dsm_persist_fire(r, k);
+        dsm_chain_post_gated(&r->plan, r->q, r->trigger, k, in);
+        return 0;
+    }
     dsm_persist_fire(r, r->started);
     return 0;
 }
