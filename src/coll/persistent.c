@@ -52,6 +52,7 @@
 #include "common/words.h"
 #include "runtime/gpu.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,6 +243,25 @@ void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
         dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
 }
 
+/* Instances posted ahead on CUDA streams hold up some work of the program
+ * until they run (shmemx_req(3), NOTES; a hang is hard to trace back to
+ * here): PE 0 says so once per job. */
+void dsm_persist_ahead_note(const char *routine)
+{
+    static int said;
+    const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
+    if (dsm_rt.me || !g || strcmp(g->name, "cuda") ||
+        __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        return;
+    fprintf(stderr,
+            "dmashmem: note: %s keeps instances posted ahead on CUDA streams, "
+            "waiting for their start: until shmemx_req_free, "
+            "cudaDeviceSynchronize does not return and a cudaMemcpy on the "
+            "legacy stream can wait behind them; copy with cudaMemcpyAsync on "
+            "non-blocking streams (shmemx_req(3), NOTES)\n",
+            routine);
+}
+
 static int req_init(shmem_team_t team, void *dest, const void *source,
                     size_t nbytes, shmemx_req_t *out, dsm_coll_kind_t kind,
                     const char *routine)
@@ -421,6 +441,8 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     }
     for (i = 0; !r->lazy && i < r->depth; i++)
         dsm_persist_post_next(r);
+    if (!r->lazy && r->depth)
+        dsm_persist_ahead_note(routine);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
               "on %d queue(s), sync %s, pull from %zu bytes", routine,
               dsm_algo_name(p->algo), n, nbytes,

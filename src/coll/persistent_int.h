@@ -65,6 +65,9 @@ void dsm_persist_post_next(struct dsm_coll_req *r);
 void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k);
 /* A chain queue for engine index i, from the free list or new. */
 dsm_sdma_queue_t *dsm_persist_queue_get(int i, const char *routine);
+/* Once per job (PE 0, cuda backend): instances posted ahead hold up some
+ * work of the program (shmemx_req(3), NOTES). */
+void dsm_persist_ahead_note(const char *routine);
 /* The request behind a handle, or the job fails naming routine. */
 struct dsm_coll_req *dsm_persist_req_check(shmemx_req_t req,
                                            const char *routine);

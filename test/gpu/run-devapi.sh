@@ -136,6 +136,10 @@ run "dev_api 1 PE, store threshold 0 (engines only)" 40 env SHMEM_DEV_STORE_MAX=
 run "dev_api 1 PE kreq, trigger mode (EAGER)" 40 env SHMEM_DEV_REQ_TRIGGER=1 \
     CUDA_MODULE_LOADING=EAGER DEVAPI_STREAM=nonblocking \
     "$L" -n 1 --timeout 35 "$B/dev_api" kreq
+# Its teams of one post ahead: the job's note about that, exactly once.
+c=$(grep -c "keeps instances posted ahead" "$LAST")
+row "note on instances posted ahead (once per job)" \
+    "$([ "$c" = 1 ] && echo "PASS" || echo "FAIL: $c lines")"
 SHMEM_DEV_REQ_TRIGGER=1 CUDA_MODULE_LOADING=EAGER bench ktrig 1 40 --only kreq
 run "dev_api 1 PE kreq, SHMEM_PRELAUNCH_DEPTH=0 (proxy mode)" 40 \
     env SHMEM_PRELAUNCH_DEPTH=0 "$L" -n 1 --timeout 35 "$B/dev_api" kreq

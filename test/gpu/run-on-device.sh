@@ -167,6 +167,9 @@ if [ "$NGPU" -ge 2 ]; then
     kcount "gpu_rma (RMA), 2 GPUs" zero
     run "gpu_coll    2 PEs, 2 GPUs, auto" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
     kcount "gpu_coll (fcollect, alltoall), 2 GPUs" zero
+    c=$(grep -c "keeps instances posted ahead" "$LAST")
+    row "note on instances posted ahead (once per job)" \
+        "$([ "$c" = 1 ] && echo "PASS" || echo "FAIL: $c lines")"
     run "gpu_stream  2 PEs, 2 GPUs" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
     kcount "gpu_stream (has SIGNAL_ADD), 2 GPUs" any
     run "gpu_progress 2 PEs, 2 GPUs" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_progress"
