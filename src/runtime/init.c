@@ -133,6 +133,12 @@ static int do_init(int requested)
     }
     if (set_wait_mode() != 0)
         goto fail;
+    if (strcmp(dsm_env.dev_req_trigger_word, "dev") &&
+        strcmp(dsm_env.dev_req_trigger_word, "host")) {
+        dsm_log_error("shmem_init: SHMEM_DEV_REQ_TRIGGER_WORD=%s: use dev or "
+                      "host", dsm_env.dev_req_trigger_word);
+        goto fail;
+    }
     dsm_rt_device_pre_open(); /* gpu.c: which GPU (cuda backend) */
     dsm_sdma_config_t cfg = {
         .engines = (int)eng,

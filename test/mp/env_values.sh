@@ -1,0 +1,26 @@
+#!/bin/bash
+# Environment variables with a fixed set of values: one that is not in the
+# set fails the job at init with one line per PE at most, naming the
+# variable and the value (no hang, nothing left behind); a good value
+# still runs. SHMEM_SYMMETRIC_SIZE has its own test (heap_size.sh), the
+# collective algorithms theirs (coll_bad_algo.sh).
+. "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
+
+check() { # VAR BAD GOOD
+    local var=$1 bad=$2 good=$3 n lines
+    for n in 1 2 4; do
+        run env "$var=$bad" "$LAUNCHER" -n $n --timeout 60 "$EXIT_PROG" ok "$MARK"
+        expect_fail "$var=$bad with $n PEs"
+        lines=$(printf '%s\n' "$ERR" | grep -c -- "$var=$bad")
+        [ "$lines" -ge 1 ] && [ "$lines" -le "$n" ] ||
+            fail "$var=$bad: expected 1..$n lines naming the variable and the value, got $lines"
+        expect_faster 20000 "$var=$bad with $n PEs"
+        expect_clean "$var=$bad with $n PEs"
+    done
+    run env "$var=$good" "$LAUNCHER" -n 2 --timeout 60 "$EXIT_PROG" ok "$MARK"
+    expect_rc 0 "$var=$good with 2 PEs"
+}
+check SHMEM_WAIT_MODE busy spin
+check SHMEM_SDMA_PROXY 2 1
+check SHMEM_DEV_REQ_TRIGGER_WORD gpu host
+echo "PASS: env_values"
