@@ -54,26 +54,36 @@ dsm_status_t dsm_pmix_put(const char *key, const void *val, size_t len)
     return dsm_pmix_put_scoped(PMIX_GLOBAL, k, val, len);
 }
 
-dsm_status_t dsm_pmix_fence(void)
+/* PMIx_Fence over the job; collect: with the data put so far. */
+static dsm_status_t fence(int collect)
 {
     pmix_info_t info;
-    bool collect = true;
+    bool c = true;
     pmix_status_t rc;
 
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    rc = PMIx_Fence(NULL, 0, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
+    if (collect) {
+        PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &c, PMIX_BOOL);
+        rc = PMIx_Fence(NULL, 0, &info, 1);
+        PMIX_INFO_DESTRUCT(&info);
+    } else {
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+    }
     if (rc != PMIX_SUCCESS) {
-        dsm_log_error("pmix bootstrap: PE %d: PMIx_Fence (collecting data) "
-                      "failed: %s",
-                      (int)px.me.rank, PMIx_Error_string(rc));
+        dsm_log_error("pmix bootstrap: PE %d: PMIx_Fence (%s) failed: %s",
+                      (int)px.me.rank, collect ? "collecting data" : "barrier",
+                      PMIx_Error_string(rc));
         return DSM_ERR_PEER;
     }
     return DSM_OK;
 }
 
-/* The raw bytes of rank's value for an already prefixed key. */
-/* wait: a key not published yet is waited for (up to 10 s). */
+dsm_status_t dsm_pmix_fence(void)
+{
+    return fence(1);
+}
+
+/* The raw bytes of rank's value for an already prefixed key; wait: a key
+ * not published yet is waited for (up to 10 s). */
 dsm_status_t dsm_pmix_get_raw(int rank, const char *k, void *val, size_t *len,
                               int wait)
 {
@@ -136,12 +146,5 @@ dsm_status_t dsm_pmix_get(int rank, const char *key, void *val, size_t *len)
 
 dsm_status_t dsm_pmix_barrier(void)
 {
-    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        dsm_log_error("pmix bootstrap: PE %d: PMIx_Fence (barrier) failed: "
-                      "%s",
-                      (int)px.me.rank, PMIx_Error_string(rc));
-        return DSM_ERR_PEER;
-    }
-    return DSM_OK;
+    return fence(0);
 }

@@ -11,7 +11,7 @@
  * keeps SHMEM_PRELAUNCH_DEPTH instances posted beyond the last one waited
  * for (dsm_coll_req_device_poll). The host writes the device handle only
  * when it hands it out and when it starts or waits itself (a synchronous
- * copy each, dev_words_write); its threads read the mirror.
+ * copy each, copy_sync); its threads read the mirror.
  */
 #include "coll/persistent_int.h"
 #include "common/words.h"
@@ -103,7 +103,8 @@ static void kd_write(struct dsm_coll_req *r, size_t off, const uint64_t *v,
                      size_t n)
 {
     const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
-    if (g->dev_words_write((uint64_t *)r->kd + off, v, n) != DSM_OK)
+    if (g->copy_sync((uint64_t *)r->kd + off, v, n * sizeof(uint64_t)) !=
+        DSM_OK)
         dsm_rt_fatal(r->routine, "cannot write the kernel handle of request "
                      "%p in GPU memory", (void *)r);
 }

@@ -163,14 +163,34 @@ static void queue_put(dsm_sdma_queue_t *q)
 
 /* ------------------------------------------------------------ instances */
 
-void dsm_persist_post_next(struct dsm_coll_req *r)
+/* Post instance posted + 1; fire_first: start it before posting it (a
+ * request posted at its start, pshmemx_req_start). */
+static void post(struct dsm_coll_req *r, int fire_first)
 {
     uint64_t k = ++r->posted;
     dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
 
     dsm_plan_sigvals(&r->plan);
+    if (fire_first) {
+        dsm_chain_inst_vals(&r->plan, in); /* the ready values it sends */
+        dsm_persist_fire(r, k);
+    }
     dsm_chain_post_gated(&r->plan, r->q, r->dtrig ? r->dtrig : r->trigger, k,
                          in);
+}
+
+void dsm_persist_post_next(struct dsm_coll_req *r)
+{
+    post(r, 0);
+}
+
+/* Open r's gates up to k: the trigger word its chains wait on. */
+static void gate(struct dsm_coll_req *r, uint64_t k)
+{
+    if (r->dtrig)
+        dsm_persist_kd_trigger(r, k);
+    else
+        dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
 }
 
 /* Device signal words for this request (see the top of the file): GPU
@@ -237,10 +257,7 @@ void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
                 dsm_team_peer_sig(r->t, DSM_CHAN_DMA, r->plan.peer[i].m),
                 in->rdy[i], __ATOMIC_RELEASE);
     }
-    if (r->dtrig)
-        dsm_persist_kd_trigger(r, k);
-    else
-        dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
+    gate(r, k);
 }
 
 /* Instances posted ahead on CUDA streams hold up some work of the program
@@ -531,12 +548,7 @@ int pshmemx_req_start(shmemx_req_t req)
          * WAIT from the stream) and the peers that started before us
          * ready (theirs too). Ready before any command of mine also keeps
          * it ahead of my arrival in the shared HOST word (fire()). */
-        uint64_t k = ++r->posted;
-        dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
-        dsm_plan_sigvals(&r->plan);
-        dsm_chain_inst_vals(&r->plan, in);
-        dsm_persist_fire(r, k);
-        dsm_chain_post_gated(&r->plan, r->q, r->trigger, k, in);
+        post(r, 1);
         return 0;
     }
     dsm_persist_fire(r, r->started);
@@ -595,11 +607,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
             uint64_t seq[DSM_CHAIN_MAXQ];
             for (i = 0; i < r->plan.nq; i++)
                 seq[i] = r->inst[r->posted % (uint64_t)r->nslots].seq[i];
-            if (r->dtrig)
-                dsm_persist_kd_trigger(r, UINT64_MAX);
-            else
-                dsm_sdma_trigger(dsm_rt.sdma, r->trigger, UINT64_MAX,
-                                 &dsm_rt.ctrl->wake);
+            gate(r, UINT64_MAX);
             for (i = 0; i < r->plan.nq; i++) {
                 dsm_backoff_t b = {0};
                 while (dsm_sdma_queue_help(r->q[i]) < seq[i])

@@ -37,7 +37,7 @@ struct dsm_coll_req {
     size_t nbytes;
     struct dsm_coll_req *prev, *next; /* live list (finalize) */
     /* Kernel handle (shmemx_req_device): kd in device memory (what
-     * kernels read; the host writes it through dev_words_write), kh its
+     * kernels read; the host writes it through copy_sync), kh its
      * mirror in pinned host memory (what the host's threads read), and 1
      * in kmode once their counters drive the request (TRIGGER mode; then
      * started, completed above are unused until release). They exist

@@ -327,12 +327,8 @@ typedef struct dsm_sdma_gpu_ops {
     /* n words of device memory, zeroed, for words kernels poll and
      * streams wait on (kernel handles of persistent requests); kept until
      * the backend closes, as a stream may wait on them (the caller reuses
-     * them). NULL where it cannot. dev_words_write copies n words from the
-     * host into them and returns when they landed, on a stream of the
-     * backend's own (a user's kernel may hold the legacy stream). */
+     * them). NULL where it cannot. The host writes them with copy_sync. */
     uint64_t *(*dev_words)(size_t n);
-    dsm_status_t (*dev_words_write)(uint64_t *dst, const uint64_t *src,
-                                    size_t n);
     /* The device API's request FIFO and its proxy thread (above); both go
      * when the sdma layer closes. */
     dsm_status_t (*devfifo_open)(const dsm_sdma_devfifo_config_t *c,

@@ -282,12 +282,6 @@ dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n)
     return rc == CUDA_SUCCESS ? DSM_OK : DSM_ERR_IO;
 }
 
-dsm_status_t dsm_cuda_dev_words_write(uint64_t *dst, const uint64_t *src,
-                                      size_t n)
-{
-    return dsm_cuda_copy_sync(dst, src, n * sizeof(uint64_t));
-}
-
 uint64_t *dsm_cuda_dev_words(size_t n)
 {
     CUdeviceptr d = 0;
@@ -304,8 +298,8 @@ uint64_t *dsm_cuda_dev_words(size_t n)
     if (rc == CUDA_SUCCESS) {
         dsm_cuda_add_range((uintptr_t)d, n * sizeof(uint64_t), DSM_CUDA_DEV,
                            0);
-        if (dsm_cuda_dev_words_write((uint64_t *)(uintptr_t)d, z, n) !=
-            DSM_OK)
+        if (dsm_cuda_copy_sync((void *)(uintptr_t)d, z,
+                               n * sizeof(uint64_t)) != DSM_OK)
             d = 0; /* kept in dw.chunk, freed at close */
     }
     free(z);

@@ -27,6 +27,5 @@ const dsm_sdma_gpu_ops_t dsm_cuda_gpu_ops = {
     .gpu_view = dsm_cuda_gpu_view,
     .word_view = dsm_cuda_word_view,
     .dev_words = dsm_cuda_dev_words,
-    .dev_words_write = dsm_cuda_dev_words_write,
     .devfifo_open = dsm_cuda_devfifo_open,
 };
