@@ -1,71 +1,33 @@
 #!/bin/bash
-# Persistent collectives posted ahead with PEs sharing one GPU (issue #15):
-# with instances posted ahead such jobs hung at their first start on the
-# H200 (src/coll/persistent.c, r->lazy), and CUDA's lazy module loading
-# is a candidate cause (test/gpu/gate_kprobe.cu). In one call:
+# Persistent collectives posted ahead with PEs sharing one GPU (issue #15;
+# SHMEM_PERSISTENT_SHARED_AHEAD=1). In one call:
 #
 #   test/gpu/run-on-device.sh ahead [OUTDIR]   (from the repository root)
 #
-# builds as run-on-device.sh (or reuses its build-gpu), then with 2 PEs on
-# GPU 0: gpu_coll with SHMEM_PERSISTENT_SHARED_AHEAD=1 under LAZY and
-# EAGER module loading, without and with MPS, and gpu_bench's collectives
-# under MPS posted at start (today's rule) against posted ahead. A hang is
-# a row, not the end of the run (each job has its own timeout).
+# builds as run-on-device.sh (or reuses its build tree), starts MPS, then
+# with 2 PEs on GPU 0: gpu_coll posted ahead with the test's copies on the
+# legacy stream (hung on the H200) and on a non-blocking stream of its own
+# (passed), again on 4 PEs, and gpu_bench's collectives posted at start
+# (the default) against posted ahead. AHEAD_ONLY=4: traces of the 3- and
+# 4-PE hang alone. A hang is a row, not the end of the run (each job has
+# its own timeout).
 set -u
-OUTDIR=${1:-${OUT:-$PWD/gpu-results}}
-mkdir -p "$OUTDIR"
-export OUT=$OUTDIR
-SRC=$PWD
-export NCCL_NVLS_ENABLE=0
-SUMMARY=$OUTDIR/summary-ahead.txt
-: >"$SUMMARY"
-row() { printf '%-56s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
-DEADLINE=${DEADLINE:-400}
-late() { [ $((SECONDS + ${1:-0})) -ge "$DEADLINE" ]; }
+. "$(dirname "$0")/device-lib.sh"
+dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary-ahead.txt 56 400 -ahead
 
 # A build tree of run-on-device.sh (devapi) is reused where one exists.
-B=
-for d in "$SRC/build-gpu" "$SRC/build-dev"; do
-    [ -f "$d/Makefile" ] && B=$d && break
-done
-if [ -n "$B" ]; then
-    make -C "$B" -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
-        test/gpu/gpu_coll bench/gpu_bench >"$OUTDIR/build-ahead.log" 2>&1 ||
-        { tail -20 "$OUTDIR/build-ahead.log"; row "build" FAILED; exit 1; }
-else
-    B=$SRC/build-gpu
-    mkdir -p "$B" && cd "$B" || exit 1
-    if { "$SRC/configure" --without-hwloc --without-ofi --without-pmix \
-            --disable-werror &&
-         make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
-            test/gpu/gpu_coll bench/gpu_bench; } >"$OUTDIR/build-ahead.log" 2>&1; then
-        row "build" ok
-    else
-        tail -20 "$OUTDIR/build-ahead.log"
-        row "build" FAILED
-        exit 1
-    fi
-    cd "$SRC" || exit 1
-fi
+B=$SRC/build-gpu
+[ -f "$B/Makefile" ] || [ ! -f "$SRC/build-dev/Makefile" ] || B=$SRC/build-dev
+dev_build "$B" "$OUTDIR/build-ahead.log" src/libdmashmem.la \
+    src/launcher/shmem_launcher test/gpu/gpu_coll bench/gpu_bench &&
+    row "build" ok || { row "build" FAILED; exit 1; }
 L=$B/src/launcher/shmem_launcher
 export top_builddir=$B top_srcdir=$SRC SHMEM_CUDA_DEVICE=0
 export SHMEM_SYMMETRIC_SIZE=64M SHMEM_DEVICE_HEAP_SIZE=1G
-LAST=$OUTDIR/last-ahead.log
-run() { # NAME TIMEOUT CMD...
-    local name=$1 t=$2
-    shift 2
-    if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return 1; fi
-    echo "=== $name: $*" >>"$OUTDIR/tests-ahead.log"
-    local t0=$(date +%s%N)
-    timeout "$t" "$@" >"$LAST" 2>&1
-    local rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-    cat "$LAST" >>"$OUTDIR/tests-ahead.log"
-    case $rc in
-    0) row "$name" "PASS (${ms} ms) $(grep -m1 '^gpu_coll ' "$LAST" | cut -c1-60)" ;;
-    *) row "$name" "FAIL rc=$rc (${ms} ms): $(grep -m1 -E 'FAIL|phase|error' "$LAST" | cut -c1-70)" ;;
-    esac
-    return $rc
-}
+# A passing gpu_coll's timing line on its row, a failing one's first error.
+pass_note() { grep -m1 '^gpu_coll ' "$LAST" | cut -c1-60; }
+fail_note() { grep -m1 -E 'FAIL|phase|error' "$LAST" | cut -c1-70; }
+RUN_PASS_NOTE=pass_note RUN_FAIL_NOTE=fail_note RUN_TAIL=0
 # Measured on 2026-12-02: posted ahead, gpu_coll hung at its first
 # copy-in (cuMemcpyHtoD on the legacy stream) with LAZY and EAGER module
 # loading, with and without MPS, 2 and 4 PEs, 32 connections, copies on

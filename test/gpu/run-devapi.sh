@@ -20,65 +20,28 @@
 # then stops MPS, checks that nothing is left in /dev/shm, and prints the
 # summary and the benchmark rows last. Logs under OUTDIR.
 set -u
-OUTDIR=${1:-${OUT:-$PWD/gpu-results}}
-mkdir -p "$OUTDIR"
-export OUT=$OUTDIR
-SRC=$PWD
-export NCCL_NVLS_ENABLE=0
-SUMMARY=$OUTDIR/summary.txt
-: >"$SUMMARY"
-row() { printf '%-52s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
-DEADLINE=${DEADLINE:-420}
-late() { [ $((SECONDS + ${1:-0})) -ge "$DEADLINE" ]; }
+. "$(dirname "$0")/device-lib.sh"
+dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary.txt 52 420 ""
+RUN_TAIL=12
 
 nvidia-smi -L 2>&1 | head -2
 ls /dev/shm >"$OUTDIR/shm-before.txt" 2>/dev/null
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 B=$SRC/build-dev
-rm -rf "$B" && mkdir -p "$B" && cd "$B" || exit 1
-if { "$SRC/configure" --without-hwloc --without-ofi --without-pmix \
-        --disable-werror && \
-     make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
-        test/mp/exit_prog; } \
-    >"$OUTDIR/build.log" 2>&1; then
+rm -rf "$B"
+if dev_build "$B" "$OUTDIR/build.log" src/libdmashmem.la \
+        src/launcher/shmem_launcher test/mp/exit_prog; then
     row "build (configure + make)" ok
 else
-    tail -30 "$OUTDIR/build.log"
     row "build (configure + make)" FAILED
     exit 1
 fi
-cd "$SRC" || exit 1
 NVFLAGS="-arch=sm_90 -O2 -I$SRC/include -L$B/src/.libs -ldmashmem -Xlinker -rpath=$B/src/.libs"
 ( "$NVCC" $NVFLAGS -o "$B/dev_api" test/gpu/dev_api.cu &&
   "$NVCC" $NVFLAGS -o "$B/gpu_devbench" bench/gpu_devbench.cu ) \
     >"$OUTDIR/nvcc.log" 2>&1 && row "nvcc (no -rdc): dev_api, gpu_devbench" ok ||
     { cat "$OUTDIR/nvcc.log"; row "nvcc" FAILED; exit 1; }
 L=$B/src/launcher/shmem_launcher
-LAST=$OUTDIR/last.log
-run() { # NAME TIMEOUT CMD...
-    local name=$1 t=$2
-    shift 2
-    if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return; fi
-    echo "=== $name: $*" >>"$OUTDIR/tests.log"
-    local t0=$(date +%s%N)
-    timeout "$t" "$@" >"$LAST" 2>&1
-    local rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-    cat "$LAST" >>"$OUTDIR/tests.log"
-    case $rc in
-    0) row "$name" "PASS (${ms} ms)" ;;
-    77) row "$name" "SKIP" ;;
-    *) row "$name" "FAIL rc=$rc (${ms} ms)"; tail -12 "$LAST" ;;
-    esac
-}
-kcount() {
-    local k n
-    n=$(grep -c "cuda launches by the library" "$LAST")
-    k=$(sed -n 's/.*cuda launches by the library: kernels \([0-9]*\),.*/\1/p' "$LAST" |
-        awk '{ s += $1 } END { print s + 0 }')
-    if [ "$n" -eq 0 ]; then row "kernels: $1" "NO COUNT LINE (FAIL)"
-    elif [ "$k" -ne 0 ]; then row "kernels: $1" "FAIL: $k kernel launches"
-    else row "kernels: $1" "0 kernel launches by the library ($n PEs) PASS"; fi
-}
 export SHMEM_SYMMETRIC_SIZE=256M SHMEM_DEVICE_HEAP_SIZE=1G SHMEM_CUDA_DEVICE=0
 bench() { # LABEL NP TIMEOUT ARGS...
     local label=$1 np=$2 t=$3
@@ -97,6 +60,17 @@ bench() { # LABEL NP TIMEOUT ARGS...
     echo "date: $(date -u '+%F %H:%M UTC')"
     echo "command: test/gpu/run-on-device.sh devapi"
 } >"$OUTDIR/gpu_devbench-run.txt"
+# Trigger mode (opt-in; the handle in GPU memory) with the trigger word in
+# WORD's memory: dev_api's kreq phase (its teams of one post ahead: the
+# job's note about that, exactly once) and the benchmark's kreq rows.
+ktrig() { # WORD LABEL
+    run "dev_api 1 PE kreq, trigger mode, $1 word" 40 env SHMEM_DEV_REQ_TRIGGER=1 \
+        SHMEM_DEV_REQ_TRIGGER_WORD="$1" CUDA_MODULE_LOADING=EAGER \
+        DEVAPI_STREAM=nonblocking "$L" -n 1 --timeout 35 "$B/dev_api" kreq
+    note_once
+    SHMEM_DEV_REQ_TRIGGER=1 SHMEM_DEV_REQ_TRIGGER_WORD="$1" \
+        CUDA_MODULE_LOADING=EAGER bench "$2" 1 40 --only kreq
+}
 # DEVAPI_ONLY=kreq: the kernel-triggered requests alone (trigger word in
 # GPU and in host memory) and the gate probe's synchronous copies beside
 # a gated stream, then stop.
@@ -108,11 +82,7 @@ if [ "${DEVAPI_ONLY:-}" = kreq ]; then
         done; done; done
     fi
     for tw in ${KTRIG_WORDS:-dev host}; do
-        export SHMEM_DEV_REQ_TRIGGER_WORD=$tw
-        run "dev_api 1 PE kreq, trigger mode, $tw word" 30 env SHMEM_DEV_REQ_TRIGGER=1 \
-            CUDA_MODULE_LOADING=EAGER DEVAPI_STREAM=nonblocking SHMEM_DEBUG=1 \
-            "$L" -n 1 --timeout 25 "$B/dev_api" kreq
-        SHMEM_DEV_REQ_TRIGGER=1 CUDA_MODULE_LOADING=EAGER bench "ktrig-$tw" 1 30 --only kreq
+        ktrig "$tw" "ktrig-$tw"
     done
     # Four instances posted ahead instead of two (GPU-FACTS: 6.7 us with 4
     # ahead, 8.7 with 1), and the store threshold's sweep.
@@ -131,16 +101,7 @@ run "dev_api 1 PE stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 1 --timeout 35 "$B/dev_api" stress
 run "dev_api 1 PE, store threshold 0 (engines only)" 40 env SHMEM_DEV_STORE_MAX=0 \
     "$L" -n 1 --timeout 35 "$B/dev_api" rma signal
-# Trigger mode (opt-in; the handle in GPU memory): kernels store the
-# trigger, the engines' stream waits on a device word.
-run "dev_api 1 PE kreq, trigger mode (EAGER)" 40 env SHMEM_DEV_REQ_TRIGGER=1 \
-    CUDA_MODULE_LOADING=EAGER DEVAPI_STREAM=nonblocking \
-    "$L" -n 1 --timeout 35 "$B/dev_api" kreq
-# Its teams of one post ahead: the job's note about that, exactly once.
-c=$(grep -c "keeps instances posted ahead" "$LAST")
-row "note on instances posted ahead (once per job)" \
-    "$([ "$c" = 1 ] && echo "PASS" || echo "FAIL: $c lines")"
-SHMEM_DEV_REQ_TRIGGER=1 CUDA_MODULE_LOADING=EAGER bench ktrig 1 40 --only kreq
+ktrig dev ktrig
 run "dev_api 1 PE kreq, SHMEM_PRELAUNCH_DEPTH=0 (proxy mode)" 40 \
     env SHMEM_PRELAUNCH_DEPTH=0 "$L" -n 1 --timeout 35 "$B/dev_api" kreq
 # A kernel's first launch beside a stream gated on a word (why trigger
@@ -158,7 +119,7 @@ NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$NGPU" -ge 2 ]; then
     run "dev_api 2 PEs, 2 GPUs (count launches)" 60 env -u SHMEM_CUDA_DEVICE \
         SHMEM_CUDA_COUNT_LAUNCHES=1 "$L" -n 2 --timeout 55 "$B/dev_api"
-    kcount "dev_api, 2 PEs on 2 GPUs"
+    kcount "dev_api, 2 PEs on 2 GPUs" zero
     run "dev_api 2 PEs, 2 GPUs, kreq trigger mode (sync dev)" 40 env -u SHMEM_CUDA_DEVICE \
         SHMEM_DEV_REQ_TRIGGER=1 SHMEM_PERSISTENT_SYNC=dev CUDA_MODULE_LOADING=EAGER \
         DEVAPI_STREAM=nonblocking "$L" -n 2 --timeout 35 "$B/dev_api" kreq
@@ -181,7 +142,7 @@ else
 fi
 run "dev_api 2 PEs, 1 GPU (count launches)" 60 env SHMEM_CUDA_COUNT_LAUNCHES=1 \
     "$L" -n 2 --timeout 55 "$B/dev_api"
-kcount "dev_api, 2 PEs"
+kcount "dev_api, 2 PEs" zero
 run "dev_api 2 PEs stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 2 --timeout 35 "$B/dev_api" stress
 run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier group graph req kreq

@@ -41,14 +41,9 @@ if [ "${1:-}" = ahead ]; then
     shift
     exec bash "$(dirname "$0")/run-ahead.sh" "$@"
 fi
-OUTDIR=${1:-${OUT:-$PWD/gpu-results}}
-mkdir -p "$OUTDIR"
-export OUT=$OUTDIR
-SRC=$PWD
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-SUMMARY=$OUTDIR/summary.txt
-: >"$SUMMARY"
-row() { printf '%-48s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
+. "$(dirname "$0")/device-lib.sh"
+dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary.txt 48 370 ""
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
 # ---- what this machine has
 {
@@ -69,21 +64,16 @@ NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 # ---- build
 B=$SRC/build-gpu
 if command -v gcc >/dev/null && command -v make >/dev/null && [ -x "$SRC/configure" ]; then
-    rm -rf "$B" && mkdir -p "$B" && cd "$B" || exit 1
-    if { "$SRC/configure" --without-hwloc --without-ofi --without-pmix \
-            --disable-werror && \
-         make -j"$(nproc)" src/libdmashmem.la src/launcher/shmem_launcher \
-            test/gpu/gpu_rma test/gpu/gpu_stream test/gpu/gpu_coll \
-            test/gpu/gpu_graph test/gpu/gpu_progress test/gpu/gpu_devword bench/gpu_bench \
-            test/mp/exit_prog; } \
-        >"$OUTDIR/build.log" 2>&1; then
+    rm -rf "$B"
+    if dev_build "$B" "$OUTDIR/build.log" src/libdmashmem.la \
+            src/launcher/shmem_launcher test/gpu/gpu_rma test/gpu/gpu_stream \
+            test/gpu/gpu_coll test/gpu/gpu_graph test/gpu/gpu_progress \
+            test/gpu/gpu_devword bench/gpu_bench test/mp/exit_prog; then
         row "build (configure + make, here)" ok
     else
-        tail -30 "$OUTDIR/build.log"
         row "build (configure + make, here)" FAILED
         B=
     fi
-    cd "$SRC" || exit 1
 else
     B=
 fi
@@ -102,42 +92,8 @@ L=$B/src/launcher/shmem_launcher
 export top_builddir=$B top_srcdir=$SRC
 
 # The whole script stays inside DEADLINE seconds (a device lease is
-# short): what would start after it is reported as not run.
-DEADLINE=${DEADLINE:-370}
-late() { [ $((SECONDS + ${1:-0})) -ge "$DEADLINE" ]; }
-LAST=$OUTDIR/last.log
-run() { # NAME TIMEOUT CMD...: run, log, one summary row
-    local name=$1 t=$2
-    shift 2
-    if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return; fi
-    echo "=== $name: $*" >>"$OUTDIR/tests.log"
-    local t0=$(date +%s%N)
-    timeout "$t" "$@" >"$LAST" 2>&1
-    local rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-    cat "$LAST" >>"$OUTDIR/tests.log"
-    case $rc in
-    0) row "$name" "PASS (${ms} ms)" ;;
-    77) row "$name" "SKIP" ;;
-    *) row "$name" "FAIL rc=$rc (${ms} ms)"; tail -15 "$LAST" ;;
-    esac
-}
-# Kernel count of the last run (SHMEM_CUDA_COUNT_LAUNCHES=1): every PE
-# prints "cuda launches by the library: kernels K, host functions H".
-kcount() { # NAME EXPECT(zero|any)
-    local k n
-    n=$(grep -c "cuda launches by the library" "$LAST")
-    k=$(sed -n 's/.*cuda launches by the library: kernels \([0-9]*\),.*/\1/p' "$LAST" |
-        awk '{ s += $1 } END { print s + 0 }')
-    h=$(sed -n 's/.*host functions \([0-9]*\).*/\1/p' "$LAST" |
-        awk '{ s += $1 } END { print s + 0 }')
-    if [ "$n" -eq 0 ]; then
-        row "kernels: $1" "NO COUNT LINE (FAIL)"
-    elif [ "$2" = zero ] && [ "$k" -ne 0 ]; then
-        row "kernels: $1" "FAIL: $k kernel launches ($n PEs; host fns $h)"
-    else
-        row "kernels: $1" "$k kernel launches, $h host functions ($n PEs)$([ "$2" = zero ] && echo ' PASS')"
-    fi
-}
+# short): what would start after it is reported as not run (device-lib.sh:
+# run, kcount, note_once).
 
 export SHMEM_SYMMETRIC_SIZE=64M SHMEM_DEVICE_HEAP_SIZE=1G
 # Not forced with SHMEM_SDMA_BACKEND: the probe must pick cuda by itself.
@@ -167,9 +123,7 @@ if [ "$NGPU" -ge 2 ]; then
     kcount "gpu_rma (RMA), 2 GPUs" zero
     run "gpu_coll    2 PEs, 2 GPUs, auto" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
     kcount "gpu_coll (fcollect, alltoall), 2 GPUs" zero
-    c=$(grep -c "keeps instances posted ahead" "$LAST")
-    row "note on instances posted ahead (once per job)" \
-        "$([ "$c" = 1 ] && echo "PASS" || echo "FAIL: $c lines")"
+    note_once
     run "gpu_stream  2 PEs, 2 GPUs" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
     kcount "gpu_stream (has SIGNAL_ADD), 2 GPUs" any
     run "gpu_progress 2 PEs, 2 GPUs" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_progress"

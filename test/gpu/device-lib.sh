@@ -1,0 +1,95 @@
+# Shared by the device scripts (run-on-device.sh, run-devapi.sh,
+# run-ahead.sh); sourced, not run.
+#
+#   dev_setup OUTDIR SUMMARY ROW_WIDTH DEADLINE LOG_SUFFIX
+#
+# makes OUTDIR (exported as OUT, where the benchmarks write their CSV),
+# sets SRC (the repository root: the current directory), SUMMARY (a fresh
+# OUTDIR/SUMMARY), the job logs tests$LOG_SUFFIX.log and the last job's
+# output last$LOG_SUFFIX.log, and DEADLINE (seconds since the script began
+# after which nothing new starts; the environment's value wins), and keeps
+# NVLink multicast off for NCCL.
+
+dev_setup() {
+    OUTDIR=$1
+    mkdir -p "$OUTDIR"
+    export OUT=$OUTDIR
+    SRC=$PWD
+    export NCCL_NVLS_ENABLE=0
+    SUMMARY=$OUTDIR/$2
+    : >"$SUMMARY"
+    ROW_WIDTH=$3
+    DEADLINE=${DEADLINE:-$4}
+    TESTS_LOG=$OUTDIR/tests$5.log
+    LAST=$OUTDIR/last$5.log
+}
+
+# One summary row, also on stdout.
+row() { printf "%-${ROW_WIDTH}s %s\n" "$1" "$2" | tee -a "$SUMMARY"; }
+
+# True when a step of about $1 more seconds would pass the deadline.
+late() { [ $((SECONDS + ${1:-0})) -ge "$DEADLINE" ]; }
+
+# run NAME TIMEOUT CMD...: the job under a timeout, its output into LAST and
+# TESTS_LOG, one row: PASS (with RUN_PASS_NOTE's output when that names a
+# function), SKIP (77), or FAIL with RUN_FAIL_NOTE's output and the last
+# RUN_TAIL (default 15) lines of the job. NOT RUN when a third of the
+# timeout would pass the deadline. Returns the job's status (1: not run).
+run() {
+    local name=$1 t=$2
+    shift 2
+    if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return 1; fi
+    echo "=== $name: $*" >>"$TESTS_LOG"
+    local t0=$(date +%s%N)
+    timeout "$t" "$@" >"$LAST" 2>&1
+    local rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    cat "$LAST" >>"$TESTS_LOG"
+    case $rc in
+    0) row "$name" "PASS (${ms} ms)${RUN_PASS_NOTE:+ $($RUN_PASS_NOTE)}" ;;
+    77) row "$name" "SKIP" ;;
+    *) row "$name" "FAIL rc=$rc (${ms} ms)${RUN_FAIL_NOTE:+: $($RUN_FAIL_NOTE)}"
+       tail -"${RUN_TAIL:-15}" "$LAST" ;;
+    esac
+    return $rc
+}
+
+# kcount NAME zero|any: the kernel count of the last job (run with
+# SHMEM_CUDA_COUNT_LAUNCHES=1: every PE prints "cuda launches by the
+# library: kernels K, host functions H"); zero: any kernel fails the row.
+kcount() {
+    local k n h
+    n=$(grep -c "cuda launches by the library" "$LAST")
+    k=$(sed -n 's/.*cuda launches by the library: kernels \([0-9]*\),.*/\1/p' "$LAST" |
+        awk '{ s += $1 } END { print s + 0 }')
+    h=$(sed -n 's/.*host functions \([0-9]*\).*/\1/p' "$LAST" |
+        awk '{ s += $1 } END { print s + 0 }')
+    if [ "$n" -eq 0 ]; then
+        row "kernels: $1" "NO COUNT LINE (FAIL)"
+    elif [ "$2" = zero ] && [ "$k" -ne 0 ]; then
+        row "kernels: $1" "FAIL: $k kernel launches ($n PEs; host fns $h)"
+    else
+        row "kernels: $1" "$k kernel launches, $h host functions ($n PEs)$([ "$2" = zero ] && echo ' PASS')"
+    fi
+}
+
+# note_once: the row saying whether the last job printed the library's
+# note on instances posted ahead exactly once.
+note_once() {
+    local c
+    c=$(grep -c "keeps instances posted ahead" "$LAST")
+    row "note on instances posted ahead (once per job)" \
+        "$([ "$c" = 1 ] && echo "PASS" || echo "FAIL: $c lines")"
+}
+
+# dev_build DIR LOG TARGET...: configure DIR as the device machines need
+# (no hwloc, libfabric or PMIx there) unless it has a Makefile, then make
+# the targets; all output into LOG, its last 30 lines on failure.
+dev_build() {
+    local dir=$1 log=$2
+    shift 2
+    mkdir -p "$dir" &&
+        (cd "$dir" && { [ -f Makefile ] || "$SRC/configure" --without-hwloc \
+            --without-ofi --without-pmix --disable-werror; } &&
+         make -j"$(nproc)" "$@") >"$log" 2>&1 ||
+        { tail -30 "$log"; return 1; }
+}
