@@ -20,6 +20,7 @@
  */
 #include "coll/chain.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -431,6 +432,7 @@ struct wait_arg {
     int nq;
     int next_peer; /* arrivals below this one are in */
     const uint64_t *arr; /* [np] or NULL: p->peer[i].av_in */
+    uint64_t tq; /* SHMEM_SDMA_STATS: when the queues were seen done */
 };
 
 static int all_done(void *v)
@@ -444,6 +446,8 @@ static int all_done(void *v)
             done = 0;
     if (!done)
         return 0;
+    if (DSM_UNLIKELY(dsm_env.sdma_stats) && !a->tq)
+        a->tq = dsm_now_ns();
     if (p->dsync && p->dsync != DSM_DSYNC_HOST && a->q)
         return 1; /* the chains waited for the arrivals themselves */
     for (; a->next_peer < p->np; a->next_peer++) {
@@ -684,6 +688,63 @@ static int any_item_ready(void *v)
     return 0;
 }
 
+/* SHMEM_SDMA_STATS: where the blocking chain runs' time goes (printed at
+ * finalize): entry to the last post (waiting for readies, building and
+ * the driver calls, which "post" counts alone), then to the queues'
+ * completion, then to the last arrival. */
+static struct {
+    uint64_t calls, posts, ns_posted, ns_post, ns_queues, ns_arrived;
+} run_stats;
+
+static void stats_add(uint64_t *c, uint64_t v)
+{
+    __atomic_fetch_add(c, v, __ATOMIC_RELAXED);
+}
+
+void dsm_chain_stats_print(int rank)
+{
+    const double c = run_stats.calls ? (double)run_stats.calls : 1.0;
+    if (!run_stats.calls)
+        return;
+    fprintf(stderr,
+            "dmashmem: chain stats PE %d: blocking runs %llu, posts %.2f per "
+            "run | us per run: to last post %.2f (driver %.2f), to queues "
+            "done %.2f, to last arrival %.2f\n",
+            rank, (unsigned long long)run_stats.calls,
+            (double)run_stats.posts / c, (double)run_stats.ns_posted / c / 1e3,
+            (double)run_stats.ns_post / c / 1e3,
+            (double)run_stats.ns_queues / c / 1e3,
+            (double)run_stats.ns_arrived / c / 1e3);
+}
+
+/* A small local block in GPU memory waits for a peer's block to post
+ * with on queue 0 (one doorbell for both): it cannot make the call end
+ * sooner, and on GPUs every post costs driver calls. Big ones leave at
+ * entry and overlap the wait for the readies; in host memory the caller
+ * copies its local block itself while it waits (cpu backend). */
+static int local_merges(const dsm_plan_t *p)
+{
+    return p->algo != DSM_ALGO_SWAP && p->local.len &&
+           p->local.len * p->local.count <= dsm_env.coll_local_merge_max &&
+           !dsm_coll_host(p->local.dst, p->local.src);
+}
+
+/* Marks queue qi's pending items that are ready now (pend 2: post them
+ * in this round; the readiness is looked at once, so that what the head
+ * decides and what is posted agree). 1 when one is ready or none waits. */
+static int queue_snapshot(const dsm_plan_t *p, int qi, int nq, int n,
+                          unsigned char *pend)
+{
+    int any = 0, waiting = 0;
+    for (int i = qi; i < n; i += nq)
+        if (pend[i]) {
+            pend[i] = item_ready(p, i) ? 2 : 1;
+            any |= pend[i] == 2;
+            waiting |= pend[i] == 1;
+        }
+    return any || !waiting;
+}
+
 void dsm_chain_run(dsm_plan_t *p)
 {
     dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
@@ -692,7 +753,9 @@ void dsm_chain_run(dsm_plan_t *p)
     cmdbuf_t *b;
     dsm_backoff_t bo = {0};
     unsigned char *pend;
-    int i, qi, nq, n, left = 0, first = 1;
+    int i, qi, nq, n, left = 0, first = 1, head = 1, merge;
+    const int stats = dsm_env.sdma_stats;
+    uint64_t t0 = stats ? dsm_now_ns() : 0, tp = 0, posts = 0;
 
     /* Ready: my dest may be written from now on. The swap variant sends it
      * from its chain, after the local copies the peer will swap with. */
@@ -715,21 +778,35 @@ void dsm_chain_run(dsm_plan_t *p)
         q[qi] = chain_queue(qi);
         seq[qi] = 0;
     }
+    merge = local_merges(p);
     struct ready_arg ra = {.p = p, .q = q, .pend = pend, .nq = nq, .n = n};
     for (;;) {
         int moved = 0;
         for (qi = 0; qi < nq; qi++) {
             b->n = 0;
-            if (first)
+            /* The head is queue 0's local copy (swap: every queue's
+             * local copies and readies, at once). */
+            int go = queue_snapshot(p, qi, nq, n, pend);
+            if (qi == 0 && head && (!merge || go)) {
+                build_head(p, 0, nq, b, pend);
+                head = 0;
+            } else if (first && qi) {
                 build_head(p, qi, nq, b, pend);
+            }
             for (i = qi; i < n; i += nq)
-                if (pend[i] && item_ready(p, i)) {
+                if (pend[i] == 2) {
                     build_item(p, i, b);
                     pend[i] = 0;
                 }
             if (b->n) {
+                uint64_t ts = stats ? dsm_now_ns() : 0;
                 seq[qi] = dsm_sdma_post(q[qi], b->c, b->n);
                 moved = 1;
+                if (stats) {
+                    tp = dsm_now_ns();
+                    stats_add(&run_stats.ns_post, tp - ts);
+                    posts++;
+                }
             }
         }
         first = 0;
@@ -745,8 +822,24 @@ void dsm_chain_run(dsm_plan_t *p)
         else
             bo.n = 0;
     }
+    if (DSM_UNLIKELY(head)) {
+        /* Not reached (the head goes with queue 0's first item, or at
+         * once when it has none); kept so that no path drops it. */
+        b->n = 0;
+        build_head(p, 0, nq, b, pend);
+        if (b->n)
+            seq[0] = dsm_sdma_post(q[0], b->c, b->n);
+    }
     struct wait_arg a = {.p = p, .q = q, .seq = seq, .nq = nq};
     wait_all(&a);
+    if (stats) {
+        uint64_t te = dsm_now_ns();
+        stats_add(&run_stats.calls, 1);
+        stats_add(&run_stats.posts, posts);
+        stats_add(&run_stats.ns_posted, tp - t0);
+        stats_add(&run_stats.ns_queues, (a.tq ? a.tq : te) - tp);
+        stats_add(&run_stats.ns_arrived, te - (a.tq ? a.tq : te));
+    }
 }
 
 void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
@@ -765,6 +858,23 @@ void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,
         inst->seq[i] = dsm_sdma_post(q[i], b->c, b->n);
     }
     dsm_chain_inst_vals(p, inst);
+}
+
+int dsm_chain_await_readies(const dsm_plan_t *p, uint64_t ns)
+{
+    uint64_t t0 = 0;
+    for (int i = 0; i < p->np; i++) {
+        const uint64_t *w = dsm_chain_in(p->t, p->peer[i].m);
+        while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < p->peer[i].rv_in) {
+            uint64_t now = dsm_now_ns();
+            if (!t0)
+                t0 = now;
+            else if (now - t0 > ns)
+                return 0;
+            dsm_cpu_relax();
+        }
+    }
+    return 1;
 }
 
 void dsm_chain_inst_vals(const dsm_plan_t *p, dsm_inst_t *inst)

@@ -157,6 +157,9 @@ typedef struct dsm_inst {
  * chain queues (or the direct path), wait. Blocks only its caller: what
  * it posts on the shared queues never waits (chain.c). */
 void dsm_chain_run(dsm_plan_t *p);
+/* SHMEM_SDMA_STATS: one line on where the blocking chain runs' time went
+ * (nothing when none ran). */
+void dsm_chain_stats_print(int rank);
 /* Free the calling thread's plan and command storage (finalize; other
  * threads' storage goes at their exit). */
 void dsm_chain_fini(void);
@@ -170,6 +173,10 @@ void dsm_team_release(dsm_team_t *t);
  * (dsm_chain_post_gated does it too; a start that fires before it posts
  * needs them first). */
 void dsm_chain_inst_vals(const dsm_plan_t *p, dsm_inst_t *inst);
+/* Wait up to ns on the CPU until every peer's ready of the plan's current
+ * signals is in my host word (HOST/HREADY persistent plans); returns 1 when
+ * all came. */
+int dsm_chain_await_readies(const dsm_plan_t *p, uint64_t ns);
 /* Post one instance of a plan gated by WAIT(*trigger >= gate) on queues
  * q[0..p->nq-1] (persistent collectives). Fills inst. */
 void dsm_chain_post_gated(dsm_plan_t *p, dsm_sdma_queue_t **q,

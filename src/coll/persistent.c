@@ -163,6 +163,11 @@ static void queue_put(dsm_sdma_queue_t *q)
 
 /* ------------------------------------------------------------ instances */
 
+/* How long an instance posted at its start waits for the peers' readies
+ * on the CPU before it is posted with WAITs for them: a few driver calls'
+ * worth (the peers of a back-to-back loop start within microseconds). */
+#define DSM_PERSIST_READY_SPIN_NS 20000
+
 /* Post instance posted + 1; fire_first: start it before posting it (a
  * request posted at its start, pshmemx_req_start). */
 static void post(struct dsm_coll_req *r, int fire_first)
@@ -174,6 +179,12 @@ static void post(struct dsm_coll_req *r, int fire_first)
     if (fire_first) {
         dsm_chain_inst_vals(&r->plan, in); /* the ready values it sends */
         dsm_persist_fire(r, k);
+        /* The peers that started too have stored their readies: with
+         * those in, the instance's WAITs are open and the backend posts
+         * none (cuda: its copies may then be a cached graph). */
+        if (r->plan.dsync == DSM_DSYNC_HOST ||
+            r->plan.dsync == DSM_DSYNC_HREADY)
+            dsm_chain_await_readies(&r->plan, DSM_PERSIST_READY_SPIN_NS);
     }
     dsm_chain_post_gated(&r->plan, r->q, r->dtrig ? r->dtrig : r->trigger, k,
                          in);

@@ -272,6 +272,8 @@ void dsm_coll_fini(void)
     team_free(&dsm_team_world);
     team_free(&dsm_team_shared);
     dsm_coll_bcast_fini();
+    if (dsm_env.sdma_stats)
+        dsm_chain_stats_print(dsm_rt.me);
     dsm_chain_fini();
 }
 

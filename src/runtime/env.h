@@ -55,6 +55,9 @@
     X(SHMEM_CUDA_PREFER_CE, BOOL, cuda_prefer_ce, "0",                         \
       "cuda backend: ask the driver to keep batched copies (also within one " \
       "GPU) on the copy engines rather than SM copy kernels")                 \
+    X(SHMEM_CUDA_GRAPH_COPIES, INT, cuda_graph_copies, "8",                    \
+      "cuda backend: a collective's run of copies seen twice is replayed "   \
+      "from a cached CUDA graph; graphs kept per chain queue, 0 = off")       \
     X(SHMEM_CUDA_COALESCE, BOOL, cuda_coalesce, "1",                           \
       "cuda backend: hold back put_nbi copies while the engine's stream "     \
       "runs and post them as one batch when it drains")                       \
@@ -126,6 +129,10 @@
       "persistent collectives on GPU buffers: blocks of at least this many "  \
       "bytes are half pushed by their owner, half pulled by the receiver; "  \
       "0 = off")                                                              \
+    X(SHMEM_COLL_LOCAL_MERGE_MAX, SIZE, coll_local_merge_max, "64K",           \
+      "blocking AllGather/AlltoAll chains on GPU memory: a local block up "  \
+      "to this size waits to be posted with the first peer's block (one "     \
+      "doorbell) instead of alone at entry; 0 = always at entry")            \
     X(SHMEM_COLL_DIRECT_MAX, SIZE, coll_direct_max, "auto",                    \
       "auto: bytes per peer up to which host-memory collectives are copied "  \
       "by the caller (direct) rather than by engine chains")                  \

@@ -58,6 +58,7 @@ void dsm_rt_device_pre_open(void)
         .prefer_ce = dsm_env.cuda_prefer_ce,
         .coalesce = dsm_env.cuda_coalesce,
         .merge = dsm_env.cuda_merge,
+        .graph_copies = dsm_env.cuda_graph_copies,
         .count_launches = dsm_env.cuda_count_launches,
         .hsa_library = dsm_env.hsa_library,
         .hsa_max_queues = dsm_env.hsa_max_queues,

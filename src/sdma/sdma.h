@@ -216,6 +216,8 @@ typedef struct dsm_sdma_gpu_settings {
     int coalesce;       /* hold back plain-copy doorbells while the stream
                          * runs (SHMEM_CUDA_COALESCE) */
     int merge;          /* merge adjacent copies of a run (SHMEM_CUDA_MERGE) */
+    long graph_copies;  /* copy runs of chain queues replayed from cached
+                         * graphs, entries per queue (SHMEM_CUDA_GRAPH_COPIES) */
     int count_launches; /* count the library's kernel and host-function
                          * launches (SHMEM_CUDA_COUNT_LAUNCHES) */
     const char *hsa_library; /* hsa backend: hsa-runtime64 (or the engine

@@ -5,6 +5,7 @@
 #   test/gpu/run-on-device.sh [OUTDIR]        (from the repository root)
 #   test/gpu/run-on-device.sh devapi [OUTDIR] (the device API only)
 #   test/gpu/run-on-device.sh ahead [OUTDIR]  (posting ahead on one GPU)
+#   test/gpu/run-on-device.sh coll1 [OUTDIR]  (small collectives, one GPU)
 #
 # Needs the generated autotools files (configure, Makefile.in, aclocal.m4,
 # config/) next to the sources, as a release tarball has them: run
@@ -40,6 +41,13 @@ fi
 if [ "${1:-}" = ahead ]; then
     shift
     exec bash "$(dirname "$0")/run-ahead.sh" "$@"
+fi
+# `run-on-device.sh coll1 [OUTDIR]`: small collectives, 2 PEs on one GPU
+# under MPS, the protocol levers side by side (issue #15;
+# test/gpu/run-coll1.sh).
+if [ "${1:-}" = coll1 ]; then
+    shift
+    exec bash "$(dirname "$0")/run-coll1.sh" "$@"
 fi
 . "$(dirname "$0")/device-lib.sh"
 dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary.txt 48 370 ""

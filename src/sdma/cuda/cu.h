@@ -62,6 +62,12 @@
     X(ModuleGetFunction, 1)                                                    \
     X(LaunchKernel, 1)                                                         \
     X(LaunchKernelEx, 0)                                                       \
+    X(GraphCreate, 0)                                                          \
+    X(GraphAddMemcpyNode, 0)                                                   \
+    X(GraphInstantiateWithFlags, 0)                                            \
+    X(GraphLaunch, 0)                                                          \
+    X(GraphDestroy, 0)                                                         \
+    X(GraphExecDestroy, 0)                                                     \
     X(LaunchCooperativeKernel, 0)
 
 typedef struct dsm_cu {

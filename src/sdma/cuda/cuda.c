@@ -193,6 +193,8 @@ static dsm_status_t cuda_open(dsm_sdma_t *s)
 
 static void cuda_close(dsm_sdma_t *s)
 {
+    if (s->cfg.stats)
+        dsm_cuda_call_stats_print();
     dsm_cuda_devfifo_close(s->cfg.stats); /* its queue is freed after us */
     dsm_cuda_agent_stop();
     dsm_cuda_dev_words_close();
@@ -245,6 +247,7 @@ static dsm_status_t cuda_queue_init(dsm_sdma_queue_t *q)
     }
     cq->done = h;
     *cq->done = 0;
+    dsm_cuda_graphs_init(q, cq);
     q->priv = cq;
     return DSM_OK;
 
@@ -267,6 +270,7 @@ static void cuda_queue_fini(dsm_sdma_queue_t *q)
     int idle = __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) == cq->posted;
     dsm_cu.StreamDestroy(cq->stream);
     dsm_cuda_side_destroy(&cq->side);
+    dsm_cuda_graphs_free(cq);
     if (idle) {
         if (cq->stage)
             dsm_cu.MemFree(cq->stage);

@@ -43,6 +43,16 @@ typedef struct dsm_cuda_state {
 
 extern dsm_cuda_state_t dsm_cuda_st;
 
+/* SHMEM_SDMA_STATS: the driver calls of posting (cuda_post.c), count and
+ * time per kind, printed at close. */
+enum { DSM_CUDA_T_COPY = 0, DSM_CUDA_T_GRAPH, DSM_CUDA_T_BUILD,
+       DSM_CUDA_T_MEMOP, DSM_CUDA_T_DONE, DSM_CUDA_T_CTX, DSM_CUDA_T_LOOKUP,
+       DSM_CUDA_T_ADVANCE, DSM_CUDA_T_LAST };
+void dsm_cuda_call_stats_print(void);
+/* 0, or (stats on) the time to pass to dsm_cuda_call_time. */
+uint64_t dsm_cuda_call_t0(void);
+void dsm_cuda_call_time(int kind, uint64_t t0);
+
 /* A driver call that must not fail: one line, then the process ends. */
 void dsm_cuda_fatal(const char *what, CUresult rc) DSM_NORETURN;
 #define CU_CHECK(call)                                                         \
@@ -140,7 +150,14 @@ typedef struct cu_queue {
     /* the progress agent's view (its thread only) */
     unsigned agent_gen;
     uint64_t agent_since;
+    /* SHMEM_CUDA_GRAPH_COPIES (chain queues): cached copy-run graphs */
+    struct dsm_cuda_gcache *gc;
 } cu_queue_t;
+
+/* cuda_post.c. Set up q's copy-graph cache (chain queues, when asked) and
+ * free it (queue_fini; context current). */
+void dsm_cuda_graphs_init(dsm_sdma_queue_t *q, cu_queue_t *cq);
+void dsm_cuda_graphs_free(cu_queue_t *cq);
 
 /* cuda_post.c. Put commands [cq->posted, upto) on q's stream; caller holds
  * q->lock. Starts the agent when it stops at the gate bound. */

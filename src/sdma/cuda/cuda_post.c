@@ -9,6 +9,7 @@
 #include "sdma/cuda/cuda_int.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,56 @@ enum { RUN_NONE = 0, RUN_COPY, RUN_MEMOP, RUN_HOST };
  * local block and its NVLink copies: measured 835 us for 256 MiB per PE
  * with both on one stream, 2026-11-30). */
 #define DSM_CUDA_SIDE_MIN ((size_t)1 << 20)
+
+/* ------------------------------------------------------------ call times */
+
+static struct {
+    uint64_t n, ns;
+} call_t[DSM_CUDA_T_LAST];
+
+static inline uint64_t t_start(void)
+{
+    return DSM_UNLIKELY(dsm_cuda_st.s && dsm_cuda_st.s->cfg.stats)
+               ? dsm_now_ns()
+               : 0;
+}
+
+static inline void t_end(int kind, uint64_t t0)
+{
+    if (DSM_UNLIKELY(t0)) {
+        __atomic_fetch_add(&call_t[kind].n, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&call_t[kind].ns, dsm_now_ns() - t0,
+                           __ATOMIC_RELAXED);
+    }
+}
+
+uint64_t dsm_cuda_call_t0(void)
+{
+    return t_start();
+}
+
+void dsm_cuda_call_time(int kind, uint64_t t0)
+{
+    t_end(kind, t0);
+}
+
+void dsm_cuda_call_stats_print(void)
+{
+    static const char *const name[DSM_CUDA_T_LAST] = {
+        "copies",           "graph launches", "graph builds",
+        "memops",           "completion write", "context",
+        "pointer lookups",  "whole post"};
+    char line[640];
+    int o = 0;
+    for (int k = 0; k < DSM_CUDA_T_LAST; k++)
+        o += snprintf(line + o, sizeof(line) - (size_t)o, "%s%s %llu x %.2f us",
+                      k ? ", " : "", name[k],
+                      (unsigned long long)call_t[k].n,
+                      call_t[k].n ? (double)call_t[k].ns / 1e3 /
+                                        (double)call_t[k].n
+                                  : 0.0);
+    fprintf(stderr, "dmashmem: cuda posting PE %d: %s\n", dsm_log_pe, line);
+}
 
 /* ------------------------------------------------------------ runs */
 
@@ -51,6 +102,151 @@ static void CUDA_CB host_fn(void *arg)
     __atomic_store_n(cq->done, r->to, __ATOMIC_RELEASE);
     dsm_wake_notify(r->q->sdma->app_wake);
     free(r);
+}
+
+/* ------------------------------------------------------------ graphs */
+
+/* SHMEM_CUDA_GRAPH_COPIES: a chain queue's run of copies that was seen
+ * once before (the same pointers and sizes: a collective called again on
+ * the same buffers) is instantiated as a CUDA graph of memcpy nodes and
+ * from then on replayed with one cuGraphLaunch instead of being issued
+ * copy by copy. Chain queues only: their pointers are symmetric (heaps
+ * that stay mapped until finalize). */
+#define GC_MAX_COPIES 8
+
+typedef struct gc_entry {
+    size_t nb;
+    CUdeviceptr d[GC_MAX_COPIES], s[GC_MAX_COPIES];
+    size_t l[GC_MAX_COPIES];
+    CUgraphExec exec;
+} gc_entry_t;
+
+struct dsm_cuda_gcache {
+    int cap, next;
+    gc_entry_t cand; /* the last run seen once */
+    gc_entry_t e[];
+};
+
+static int gc_same(const gc_entry_t *e, const cu_queue_t *cq)
+{
+    if (e->nb != cq->nb)
+        return 0;
+    for (size_t i = 0; i < cq->nb; i++)
+        if (e->d[i] != cq->dsts[i] || e->s[i] != cq->srcs[i] ||
+            e->l[i] != cq->sizes[i])
+            return 0;
+    return 1;
+}
+
+static void gc_fill(gc_entry_t *e, const cu_queue_t *cq)
+{
+    e->nb = cq->nb;
+    for (size_t i = 0; i < cq->nb; i++) {
+        e->d[i] = cq->dsts[i];
+        e->s[i] = cq->srcs[i];
+        e->l[i] = cq->sizes[i];
+    }
+}
+
+static CUgraphExec gc_build(const gc_entry_t *e)
+{
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    CUresult rc = dsm_cu.GraphCreate(&g, 0);
+    for (size_t i = 0; rc == CUDA_SUCCESS && i < e->nb; i++) {
+        CUDA_MEMCPY3D p;
+        CUgraphNode node;
+        memset(&p, 0, sizeof(p));
+        p.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        p.srcDevice = e->s[i];
+        p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        p.dstDevice = e->d[i];
+        p.WidthInBytes = e->l[i];
+        p.Height = 1;
+        p.Depth = 1;
+        rc = dsm_cu.GraphAddMemcpyNode(&node, g, NULL, 0, &p, dsm_cuda_st.ctx);
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = dsm_cu.GraphInstantiateWithFlags(&x, g, 0);
+    if (g)
+        dsm_cu.GraphDestroy(g);
+    if (rc != CUDA_SUCCESS) {
+        dsm_debug("cuda: a copy graph could not be built (%s); copies are "
+                  "issued one by one on this queue from now on",
+                  dsm_cu_err(rc));
+        return NULL;
+    }
+    return x;
+}
+
+void dsm_cuda_graphs_free(cu_queue_t *cq)
+{
+    if (!cq->gc)
+        return;
+    for (int i = 0; i < cq->gc->cap; i++)
+        if (cq->gc->e[i].exec)
+            dsm_cu.GraphExecDestroy(cq->gc->e[i].exec);
+    free(cq->gc);
+    cq->gc = NULL;
+}
+
+void dsm_cuda_graphs_init(dsm_sdma_queue_t *q, cu_queue_t *cq)
+{
+    long n = dsm_cuda_st.set.graph_copies;
+    if (!q->chain || n <= 0 || !dsm_cu.GraphCreate ||
+        !dsm_cu.GraphAddMemcpyNode || !dsm_cu.GraphInstantiateWithFlags ||
+        !dsm_cu.GraphLaunch || !dsm_cu.GraphDestroy ||
+        !dsm_cu.GraphExecDestroy)
+        return;
+    n = DSM_MIN(n, 64L);
+    cq->gc = calloc(1, sizeof(*cq->gc) + (size_t)n * sizeof(gc_entry_t));
+    if (cq->gc)
+        cq->gc->cap = (int)n;
+}
+
+/* 1 when the run in cq was put on the stream as a cached graph. Not
+ * behind a WAIT still closed on the stream (an instance posted ahead):
+ * with 2 PEs on one H200 under MPS a graph launched there never ran
+ * (gpu_coll hung with SHMEM_PERSISTENT_SHARED_AHEAD=1, 2026-12-02), while
+ * the same copies issued one by one pass. */
+static int gc_launch(cu_queue_t *cq)
+{
+    struct dsm_cuda_gcache *c = cq->gc;
+    gc_entry_t *e = NULL;
+    uint64_t t0;
+
+    if (!c || cq->nb > GC_MAX_COPIES || dsm_cuda_gates_pending(cq))
+        return 0;
+    for (size_t i = 0; i < cq->nb; i++)
+        if (cq->sizes[i] >= DSM_CUDA_SIDE_MIN)
+            return 0;
+    for (int i = 0; i < c->cap && !e; i++)
+        if (c->e[i].exec && gc_same(&c->e[i], cq))
+            e = &c->e[i];
+    if (!e) {
+        if (!gc_same(&c->cand, cq)) {
+            gc_fill(&c->cand, cq);
+            return 0;
+        }
+        t0 = t_start();
+        CUgraphExec x = gc_build(&c->cand);
+        t_end(DSM_CUDA_T_BUILD, t0);
+        if (!x) {
+            dsm_cuda_graphs_free(cq);
+            return 0;
+        }
+        e = &c->e[c->next];
+        c->next = (c->next + 1) % c->cap;
+        if (e->exec)
+            dsm_cu.GraphExecDestroy(e->exec);
+        *e = c->cand;
+        e->exec = x;
+        c->cand.nb = 0;
+    }
+    t0 = t_start();
+    CU_CHECK(dsm_cu.GraphLaunch(e->exec, cq->stream));
+    t_end(DSM_CUDA_T_GRAPH, t0);
+    return 1;
 }
 
 /* ------------------------------------------------------------ side stream */
@@ -108,6 +304,11 @@ static void issue_copies(cu_queue_t *cq)
 {
     for (size_t i = 0; i < cq->nb; i++)
         cq->last_bytes += cq->sizes[i];
+    if (cq->gc && gc_launch(cq)) {
+        cq->nb = 0;
+        cq->gpu_dirty = 1;
+        return;
+    }
     /* A queue's local copy may sit alone in its run (a chain's WAIT splits
      * it from the peer copies): fork it anyway and join only before the
      * next completion report (join_side), so the copies that follow in
@@ -115,6 +316,7 @@ static void issue_copies(cu_queue_t *cq)
     if (dsm_cuda_side_fork(cq->stream, &cq->side, cq->dsts, cq->srcs, cq->sizes,
                            &cq->nb, 1))
         cq->join_pending = 1;
+    uint64_t t0 = t_start();
     if (cq->nb < dsm_cuda_st.batch_min || !dsm_cu.MemcpyBatchAsync) {
         for (size_t i = 0; i < cq->nb; i++)
             CU_CHECK(dsm_cu.MemcpyAsync(cq->dsts[i], cq->srcs[i], cq->sizes[i],
@@ -144,6 +346,7 @@ static void issue_copies(cu_queue_t *cq)
                                             cq->sizes[i], cq->stream));
         }
     }
+    t_end(DSM_CUDA_T_COPY, t0);
     cq->nb = 0;
     cq->gpu_dirty = 1;
 }
@@ -159,6 +362,7 @@ static void join_side(cu_queue_t *cq)
 
 static void issue_memops(cu_queue_t *cq)
 {
+    uint64_t t0 = cq->nops ? t_start() : 0;
     if (cq->nops == 1 &&
         cq->ops[0].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
         CU_CHECK(dsm_cu.StreamWriteValue64(cq->stream,
@@ -170,6 +374,7 @@ static void issue_memops(cu_queue_t *cq)
             cq->ops[0].waitValue.value64, CU_STREAM_WAIT_VALUE_GEQ));
     else if (cq->nops)
         CU_CHECK(dsm_cu.StreamBatchMemOp(cq->stream, cq->nops, cq->ops, 0));
+    t_end(DSM_CUDA_T_MEMOP, t0);
     cq->nops = 0;
     cq->gpu_dirty = 1;
 }
@@ -332,8 +537,11 @@ int dsm_cuda_gates_pending(cu_queue_t *cq)
 void dsm_cuda_advance(dsm_sdma_queue_t *q, uint64_t upto)
 {
     cu_queue_t *cq = q->priv;
+    const uint64_t ta = t_start();
     CUcontext prev = dsm_cuda_ctx_enter();
     uint64_t i = cq->posted;
+
+    t_end(DSM_CUDA_T_CTX, ta);
 
     cq->blocked = 0;
     cq->last_bytes = 0;
@@ -454,7 +662,9 @@ out:
     flush_run(q, cq, i);
     join_side(cq);
     if (cq->gpu_dirty) {
+        uint64_t t0 = t_start();
         CU_CHECK(dsm_cu.StreamWriteValue64(cq->stream, cq->done_dev, i, 0));
+        t_end(DSM_CUDA_T_DONE, t0);
         cq->gpu_dirty = 0;
     } else if (cq->posted != i &&
                __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) < i) {
@@ -464,6 +674,7 @@ out:
     }
     __atomic_store_n(&cq->posted, i, __ATOMIC_RELEASE);
     dsm_cuda_ctx_leave(prev);
+    t_end(DSM_CUDA_T_ADVANCE, ta);
     /* Stopped at the gate bound: poll() resumes it when a thread of this
      * PE next waits, the agent if none does. */
     if (cq->blocked && dsm_cuda_agent_start(q->sdma))

@@ -85,6 +85,7 @@ int dsm_cuda_classify(const void *p, intptr_t *delta)
     }
     /* Not one of ours: a private cudaMalloc'ed / cudaHostAlloc'ed buffer,
      * or plain pageable memory (the driver says "invalid value"). */
+    const uint64_t t0 = dsm_cuda_call_t0();
     CUcontext prev = dsm_cuda_ctx_enter();
     int kind = DSM_CUDA_DEV;
     if (dsm_cu.PointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -97,6 +98,7 @@ int dsm_cuda_classify(const void *p, intptr_t *delta)
         kind = DSM_CUDA_HOSTREG;
     }
     dsm_cuda_ctx_leave(prev);
+    dsm_cuda_call_time(DSM_CUDA_T_LOOKUP, t0);
     return kind;
 }
 
