@@ -1,6 +1,7 @@
 #!/bin/bash
-# Smoke test for bench/plots.sh (make check): the device API plots drawn
-# from the CSV committed in docs/plots/data must come out as PNG files of
+# Smoke test for bench/plots.sh (make check): the device API plots and the
+# one-GPU collectives plot (gpu1-coll.png) drawn from the CSV committed in
+# docs/plots/data must come out as PNG files of
 # the expected size with every curve and row found, a CSV left where
 # `test/gpu/run-on-device.sh devapi` writes it ($OUT) must be found too,
 # and a directory without one must be skipped with a note, not plotted.
@@ -36,7 +37,7 @@ png() {
 run() {
     local name=$1 want=$2 rc
     shift 2
-    env -u OUT -u DEVAPI_OUT -u DEVAPI_MACHINE -u DEVAPI_DATE TMPDIR="$tmp/t" \
+    env -u OUT -u DEVAPI_OUT -u DEVAPI_MACHINE -u DEVAPI_DATE -u COLL1_OUT TMPDIR="$tmp/t" \
         "$@" >"$tmp/$name.log" 2>&1
     rc=$?
     sed "s/^/  $name: /" "$tmp/$name.log"
@@ -45,7 +46,7 @@ run() {
 }
 
 # 1. The committed CSV: 4 bandwidth curves of 8 sizes each, 5 latency rows
-# from 2 runs (variants with a comma in them included).
+# from 2 runs (variants with a comma in them included); gpu1-coll.png.
 run committed 0 bash "$plots" "$data" "$tmp/committed"
 grep -q 'devapi-bw.png (4 curves, 32 points)$' "$tmp/committed.log" ||
     bad "committed: not 4 bandwidth curves of 32 points in all"
@@ -54,6 +55,9 @@ grep -q 'devapi-lat.png (5 rows, 2 run(s))$' "$tmp/committed.log" ||
 grep -q 'H200' "$data/gpu_devbench-run.txt" || bad "gpu_devbench-run.txt names no machine"
 png "$tmp/committed/devapi-bw.png" 1100 650
 png "$tmp/committed/devapi-lat.png" 1100 600
+# The one-GPU collectives (docs/plots/data/coll1, found by default).
+grep -q 'gpu1-coll.png$' "$tmp/committed.log" || bad "committed: gpu1-coll.png not drawn"
+png "$tmp/committed/gpu1-coll.png" 1500 520
 
 # 2. Only a 1-PE CSV, in $OUT as run-devapi.sh leaves it; no bench results.
 cp "$data/gpu_devbench-1pe.csv" "$tmp/gpu/"
@@ -64,8 +68,9 @@ png "$tmp/out/devapi-bw.png" 1100 650
 png "$tmp/out/devapi-lat.png" 1100 600
 
 # 3. No CSV anywhere: skipped with a note, nothing drawn, exit 1.
-run none 1 env DEVAPI_OUT="$tmp/empty" bash "$plots" "$tmp/empty" "$tmp/none"
+run none 1 env DEVAPI_OUT="$tmp/empty" COLL1_OUT="$tmp/empty" bash "$plots" "$tmp/empty" "$tmp/none"
 grep -q 'devapi-bw.png and devapi-lat.png skipped' "$tmp/none.log" || bad "none: no skip note"
+grep -q 'gpu1-coll.png skipped' "$tmp/none.log" || bad "none: no gpu1 skip note"
 [ -z "$(ls -A "$tmp/none" 2>/dev/null)" ] || bad "none: drew $(ls "$tmp/none")"
 
 [ $fail -eq 0 ] && echo "plots-smoke: PASS"

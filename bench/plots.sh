@@ -18,6 +18,10 @@
 #                    shmemx_dev_putmem (copy engines through the proxy)
 #                    against cudaMemcpyAsync (the engines' own speed) and
 #                    store-copy kernels on 1 CTA and on every SM
+#   gpu1-coll.png    bench/gpu_bench --coll-only, 2 PEs on one GPU under
+#                    MPS, one curve per lever (run-on-device.sh coll1's
+#                    gpu_bench-LABEL.csv; $COLL1_OUT, else
+#                    docs/plots/data/coll1)
 #   devapi-lat.png   the same run's 8-byte put/p + quiet latencies, engines
 #                    against stores, 1 PE and (gpu_devbench-2pe.csv) 2 PEs
 #
@@ -412,9 +416,57 @@ EOF
         echo "plots: $out/devapi-lat.png ($rows rows, $runs run(s))"
 }
 
+# ------------------------------------------------------------------ one GPU
+# gpu1-coll.png: bench/gpu_bench --coll-only with 2 PEs on one GPU under
+# MPS, one CSV per lever (test/gpu/run-on-device.sh coll1 writes
+# gpu_bench-LABEL.csv: label,npes,test,variant,bytes,value,unit), from
+# $COLL1_OUT, else docs/plots/data/coll1 (the run PERFORMANCE.md shows).
+gpu1() {
+    local dir=${COLL1_OUT:-$top_srcdir/docs/plots/data/coll1} f lab i op
+    ls "$dir"/gpu_bench-*.csv >/dev/null 2>&1 ||
+        { echo "plots: no gpu_bench-*.csv in $dir, gpu1-coll.png skipped"; return; }
+    {
+        gp_head "$out/gpu1-coll.png" 1500 520
+        echo "set multiplot layout 1,3 title \"Small collectives, 2 PEs on one H200 under MPS (bench/gpu_bench --coll-only; run-on-device.sh coll1; ${COLL1_DATE:-2026-12-02})\" font \",11\""
+        echo 'set ylabel "time per call (us)"'
+        echo 'set xlabel "bytes per PE"'
+        echo 'set xtics ("1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536)'
+        echo 'set logscale y 2'
+        echo 'set yrange [6:32]'
+        echo 'set ytics (6, 8, 12, 16, 24, 32)'
+        echo 'set key top right box opaque font ",8" title "dmashmem"'
+        for op in fcollect alltoall fcollect_persistent; do
+            echo "set title \"$op\""
+            {
+                i=1
+                for f in "$dir"/gpu_bench-*.csv; do
+                    lab=${f##*/gpu_bench-}; lab=${lab%.csv}
+                    case $lab in # the levers of PERFORMANCE.md's table
+                    graphs) lab="defaults (copy graphs, one post)" ;;
+                    issued) lab="before (copies issued)" ;;
+                    graphs-ahead) lab="PERSISTENT_SHARED_AHEAD=1" ;;
+                    *) lab="dmashmem $lab" ;;
+                    esac
+                    awk -F, -v t="$op" 'NR > 1 && $3 == t { print $5, $6 }' "$f" |
+                        sort -n >"$tmp/g1-$op-$i"
+                    clause "$tmp/g1-$op-$i" "" $i 1 "$lab"
+                    i=$((i + 1))
+                done
+                # The issue's target for the row (#15).
+                printf '%s with lines lc rgb "#777777" dt 2 title "target (#15)", ' \
+                    "$([ $op = fcollect_persistent ] && echo 8 || echo 12)"
+            } | plot_line
+            echo 'unset label 1'
+        done
+        echo 'unset multiplot'
+    } >"$tmp/gpu1.gp"
+    gnuplot "$tmp/gpu1.gp" && made=$((made + 1)) && echo "plots: $out/gpu1-coll.png"
+}
+
 p2p
 coll
 network
 devapi
+gpu1
 [ "$made" -gt 0 ] || { echo "plots: nothing to plot in $in" >&2; exit 1; }
 echo "plots: $made PNG file(s) in $out"
