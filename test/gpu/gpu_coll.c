@@ -4,6 +4,8 @@
  * variant is host-only, so auto takes a chain here), sizes from 1 B to
  * 1 MiB per PE, data checked after every call, calls back to back without
  * barriers (the last PE reads every other fcollect's dest 300 us late);
+ * the same calls repeated on the same buffers with new data (the copy
+ * graphs the cuda backend caches replay them);
  * then the persistent fcollect started 100 times, and a
  * persistent alltoall and an on-stream fcollect on the team slot the first
  * request freed (its device signal words must be clean). The variant
@@ -44,6 +46,45 @@ static void phase(int me, const char *what)
                 what);
 }
 
+/* One fcollect and one alltoall of nb bytes per PE on the world team, the
+ * data pattern v, checked (r: the round, for the messages). */
+static void fc_a2a(unsigned char *src, unsigned char *dst, unsigned char *h,
+                   size_t nb, int r, int v)
+{
+    const int me = shmem_my_pe(), n = shmem_n_pes();
+
+    /* fcollect: PE s contributes nb bytes pat(s, o, v). */
+    for (size_t o = 0; o < nb; o++)
+        h[o] = pat(me, o, v);
+    gpu_htod(DP(src), h, nb);
+    CHECK(shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
+          "fcollectmem %zu B", nb);
+    /* The contract a faster protocol must keep: the others start the next
+     * call at once, and a slow reader still sees this call's data (no peer
+     * writes its dest before it enters). */
+    if (me == n - 1 && v % 2 == 0)
+        usleep(300);
+    gpu_dtoh(h, DP(dst), nb * (size_t)n);
+    for (int s = 0; s < n; s++)
+        for (size_t o = 0; o < nb; o++)
+            if (h[(size_t)s * nb + o] != pat(s, o, v))
+                MP_FAIL("fcollect %zu B round %d: block %d byte %zu", nb, r,
+                        s, o);
+    /* alltoall: my block for PE d is pat(me*n+d, o, v). */
+    for (int d = 0; d < n; d++)
+        for (size_t o = 0; o < nb; o++)
+            h[(size_t)d * nb + o] = pat(me * n + d, o, v);
+    gpu_htod(DP(src), h, nb * (size_t)n);
+    CHECK(shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
+          "alltoallmem %zu B", nb);
+    gpu_dtoh(h, DP(dst), nb * (size_t)n);
+    for (int s = 0; s < n; s++)
+        for (size_t o = 0; o < nb; o++)
+            if (h[(size_t)s * nb + o] != pat(s * n + me, o, v))
+                MP_FAIL("alltoall %zu B round %d: block %d byte %zu", nb, r,
+                        s, o);
+}
+
 int main(void)
 {
     gpu_skip_unless_gpu("gpu_coll");
@@ -59,41 +100,17 @@ int main(void)
 
     static const size_t sizes[] = {1, 7, 1000, 4096, 65536, 1u << 20};
     phase(me, "fcollect/alltoall 1 B .. 1 MiB");
-    for (int r = 0; r < 3; r++) {
-        for (size_t k = 0; k < DSM_TEST_ARRAY(sizes); k++) {
-            size_t nb = sizes[k];
-            /* fcollect: PE s contributes nb bytes pat(s, o, r+k). */
-            for (size_t o = 0; o < nb; o++)
-                h[o] = pat(me, o, r + (int)k);
-            gpu_htod(DP(src), h, nb);
-            CHECK(shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
-                  "fcollectmem %zu B", nb);
-            /* The contract a faster protocol must keep: the others start
-             * the next call at once, and a slow reader still sees this
-             * call's data (no peer writes its dest before it enters). */
-            if (me == n - 1 && (r + (int)k) % 2 == 0)
-                usleep(300);
-            gpu_dtoh(h, DP(dst), nb * (size_t)n);
-            for (int s = 0; s < n; s++)
-                for (size_t o = 0; o < nb; o++)
-                    if (h[(size_t)s * nb + o] != pat(s, o, r + (int)k))
-                        MP_FAIL("fcollect %zu B round %d: block %d byte %zu",
-                                nb, r, s, o);
-            /* alltoall: my block for PE d is pat(me*n+d, o, ...). */
-            for (int d = 0; d < n; d++)
-                for (size_t o = 0; o < nb; o++)
-                    h[(size_t)d * nb + o] = pat(me * n + d, o, r + (int)k);
-            gpu_htod(DP(src), h, nb * (size_t)n);
-            CHECK(shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, nb) == 0,
-                  "alltoallmem %zu B", nb);
-            gpu_dtoh(h, DP(dst), nb * (size_t)n);
-            for (int s = 0; s < n; s++)
-                for (size_t o = 0; o < nb; o++)
-                    if (h[(size_t)s * nb + o] != pat(s * n + me, o, r + (int)k))
-                        MP_FAIL("alltoall %zu B round %d: block %d byte %zu",
-                                nb, r, s, o);
-        }
-    }
+    for (int r = 0; r < 3; r++)
+        for (size_t k = 0; k < DSM_TEST_ARRAY(sizes); k++)
+            fc_a2a(src, dst, h, sizes[k], r, r + (int)k);
+    /* The same calls on the same buffers again and again, with new data
+     * each time: from the second, the cuda backend replays the copies
+     * from a cached graph (SHMEM_CUDA_GRAPH_COPIES), which must read the
+     * data of the call, not of the one it was built from. */
+    phase(me, "fcollect/alltoall repeated on the same buffers");
+    for (size_t k = 1; k < 5; k++)
+        for (int r = 0; r < 6; r++)
+            fc_a2a(src, dst, h, sizes[k], r, 50 + 10 * (int)k + r);
 
     phase(me, "persistent fcollect x100");
     /* GPU_COLL_TRACE=1: every step of the persistent loop (where a hang is). */

@@ -105,7 +105,9 @@ int main(void)
     CHECK(rc == 0 && dup != SHMEM_TEAM_INVALID, "team split");
     shmem_barrier_all();
 
-    /* 1. direct calls */
+    /* 1. direct calls; from the second round the cuda backend replays
+     * the copies below 1 MiB from cached graphs (SHMEM_CUDA_GRAPH_COPIES:
+     * six runs, within its eight candidates), with each round's data. */
     static const size_t sizes[] = {1, 1000, 65536, 1u << 20};
     for (int r = 0; r < 3; r++)
         for (size_t k = 0; k < DSM_TEST_ARRAY(sizes); k++) {

@@ -52,16 +52,25 @@ bench() {
 envs() { echo "${1#*:}" | tr ',' ' '; }
 # COLL1_CHECK=1: gpu_coll (every variant, data checked) under each lever
 # first, 2 PEs on GPU 0 under MPS.
+# Each passing row says how many copy runs PE 0 replayed from graphs
+# (SHMEM_SDMA_STATS's "cuda posting" line).
+graphs_note() {
+    sed -n 's/.*cuda posting PE 0: copies \([0-9]*\) x[^,]*, graph launches \([0-9]*\) x.*/(PE 0: \2 graph launches, \1 copy runs issued)/p' "$LAST" | head -1
+}
 if [ "${COLL1_CHECK:-0}" = 1 ]; then
+    RUN_PASS_NOTE=graphs_note
     for v in $VARIANTS; do
         # shellcheck disable=SC2046
-        run "gpu_coll ${v%%:*}" 60 env $(envs "$v") "$L" -n 2 --mps \
-            --timeout 55 "$B/test/gpu/gpu_coll"
+        run "gpu_coll ${v%%:*}" 60 env SHMEM_SDMA_STATS=1 $(envs "$v") "$L" \
+            -n 2 --mps --timeout 55 "$B/test/gpu/gpu_coll"
     done
-    run "gpu_coll 4 PEs, defaults" 90 "$L" -n 4 --mps --timeout 85 \
-        "$B/test/gpu/gpu_coll"
-    run "gpu_graph 2 PEs, defaults" 60 "$L" -n 2 --mps --timeout 55 \
-        "$B/test/gpu/gpu_graph"
+    run "gpu_coll 4 PEs, defaults" 90 env SHMEM_SDMA_STATS=1 "$L" -n 4 \
+        --mps --timeout 85 "$B/test/gpu/gpu_coll"
+    run "gpu_graph 2 PEs, defaults" 60 env SHMEM_SDMA_STATS=1 "$L" -n 2 \
+        --mps --timeout 55 "$B/test/gpu/gpu_graph"
+    run "gpu_graph 4 PEs, defaults" 90 env SHMEM_SDMA_STATS=1 "$L" -n 4 \
+        --mps --timeout 85 "$B/test/gpu/gpu_graph"
+    RUN_PASS_NOTE=
 fi
 for v in $VARIANTS; do
     # shellcheck disable=SC2046

@@ -197,6 +197,11 @@ static void cuda_close(dsm_sdma_t *s)
         dsm_cuda_call_stats_print();
     dsm_cuda_devfifo_close(s->cfg.stats); /* its queue is freed after us */
     dsm_cuda_agent_stop();
+    {
+        CUcontext prev = dsm_cuda_ctx_enter();
+        dsm_cuda_onstream_fini();
+        dsm_cuda_ctx_leave(prev);
+    }
     dsm_cuda_dev_words_close();
     pthread_mutex_lock(&kern.lock);
     if (kern.mod) {

@@ -158,6 +158,21 @@ typedef struct cu_queue {
  * free it (queue_fini; context current). */
 void dsm_cuda_graphs_init(dsm_sdma_queue_t *q, cu_queue_t *cq);
 void dsm_cuda_graphs_free(cu_queue_t *cq);
+/* A copy-graph cache (SHMEM_CUDA_GRAPH_COPIES; NULL when off) and its
+ * release (context current). */
+struct dsm_cuda_gcache *dsm_cuda_gcache_new(void);
+void dsm_cuda_gcache_free(struct dsm_cuda_gcache **c);
+/* Put the copies d[i] <- s[i], l[i] bytes, on st as *c's graph for them
+ * when the same run was seen before (built now on its second sighting);
+ * 1 when done so, 0: issue them yourself. Caller serialises use of *c. */
+int dsm_cuda_gcache_launch(struct dsm_cuda_gcache **c, const CUdeviceptr *d,
+                           const CUdeviceptr *s, const size_t *l, size_t nb,
+                           CUstream st);
+/* onstream.c. Free the on-stream collectives' copy graphs (close). */
+void dsm_cuda_onstream_fini(void);
+/* memkind.c. 1 when a is inside a range the backend recorded (heaps,
+ * registered host memory: mapped until finalize or unregistered). */
+int dsm_cuda_in_ranges(uint64_t a);
 
 /* cuda_post.c. Put commands [cq->posted, upto) on q's stream; caller holds
  * q->lock. Starts the agent when it stops at the gate bound. */

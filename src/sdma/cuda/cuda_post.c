@@ -106,12 +106,14 @@ static void CUDA_CB host_fn(void *arg)
 
 /* ------------------------------------------------------------ graphs */
 
-/* SHMEM_CUDA_GRAPH_COPIES: a chain queue's run of copies that was seen
- * once before (the same pointers and sizes: a collective called again on
- * the same buffers) is instantiated as a CUDA graph of memcpy nodes and
- * from then on replayed with one cuGraphLaunch instead of being issued
- * copy by copy. Chain queues only: their pointers are symmetric (heaps
- * that stay mapped until finalize). */
+/* SHMEM_CUDA_GRAPH_COPIES: a collective's run of copies that was seen once
+ * before (the same pointers and sizes: a collective called again on the
+ * same buffers) is instantiated as a CUDA graph of memcpy nodes and from
+ * then on replayed with one cuGraphLaunch instead of being issued copy by
+ * copy. Used by the chain queues and by the on-stream collectives, whose
+ * pointers are symmetric; each pointer must also lie in a range the
+ * backend recorded (heaps mapped until finalize), so a cached graph never
+ * outlives its memory. */
 #define GC_MAX_COPIES 8
 
 typedef struct gc_entry {
@@ -121,31 +123,25 @@ typedef struct gc_entry {
     CUgraphExec exec;
 } gc_entry_t;
 
+/* cap graphs, and the last cap runs seen once (candidates, exec NULL):
+ * a run is built on its second sighting among those, so collectives that
+ * alternate (fcollect, alltoall, fcollect, ...) are cached too, while a
+ * stream of ever new buffers builds nothing. */
 struct dsm_cuda_gcache {
-    int cap, next;
-    gc_entry_t cand; /* the last run seen once */
+    int cap, next, cnext;
+    gc_entry_t *cand;
     gc_entry_t e[];
 };
 
-static int gc_same(const gc_entry_t *e, const cu_queue_t *cq)
+static int gc_same(const gc_entry_t *e, const CUdeviceptr *d,
+                   const CUdeviceptr *s, const size_t *l, size_t nb)
 {
-    if (e->nb != cq->nb)
+    if (e->nb != nb)
         return 0;
-    for (size_t i = 0; i < cq->nb; i++)
-        if (e->d[i] != cq->dsts[i] || e->s[i] != cq->srcs[i] ||
-            e->l[i] != cq->sizes[i])
+    for (size_t i = 0; i < nb; i++)
+        if (e->d[i] != d[i] || e->s[i] != s[i] || e->l[i] != l[i])
             return 0;
     return 1;
-}
-
-static void gc_fill(gc_entry_t *e, const cu_queue_t *cq)
-{
-    e->nb = cq->nb;
-    for (size_t i = 0; i < cq->nb; i++) {
-        e->d[i] = cq->dsts[i];
-        e->s[i] = cq->srcs[i];
-        e->l[i] = cq->sizes[i];
-    }
 }
 
 static CUgraphExec gc_build(const gc_entry_t *e)
@@ -172,79 +168,101 @@ static CUgraphExec gc_build(const gc_entry_t *e)
         dsm_cu.GraphDestroy(g);
     if (rc != CUDA_SUCCESS) {
         dsm_debug("cuda: a copy graph could not be built (%s); copies are "
-                  "issued one by one on this queue from now on",
+                  "issued one by one here from now on",
                   dsm_cu_err(rc));
         return NULL;
     }
     return x;
 }
 
+struct dsm_cuda_gcache *dsm_cuda_gcache_new(void)
+{
+    long n = dsm_cuda_st.set.graph_copies;
+    struct dsm_cuda_gcache *c;
+    if (n <= 0 || !dsm_cu.GraphCreate || !dsm_cu.GraphAddMemcpyNode ||
+        !dsm_cu.GraphInstantiateWithFlags || !dsm_cu.GraphLaunch ||
+        !dsm_cu.GraphDestroy || !dsm_cu.GraphExecDestroy)
+        return NULL;
+    n = DSM_MIN(n, 64L);
+    c = calloc(1, sizeof(*c) + 2 * (size_t)n * sizeof(gc_entry_t));
+    if (c) {
+        c->cap = (int)n;
+        c->cand = c->e + n;
+    }
+    return c;
+}
+
+void dsm_cuda_gcache_free(struct dsm_cuda_gcache **cp)
+{
+    struct dsm_cuda_gcache *c = *cp;
+    if (!c)
+        return;
+    for (int i = 0; i < c->cap; i++)
+        if (c->e[i].exec)
+            dsm_cu.GraphExecDestroy(c->e[i].exec);
+    free(c); /* the candidates share the allocation */
+    *cp = NULL;
+}
+
 void dsm_cuda_graphs_free(cu_queue_t *cq)
 {
-    if (!cq->gc)
-        return;
-    for (int i = 0; i < cq->gc->cap; i++)
-        if (cq->gc->e[i].exec)
-            dsm_cu.GraphExecDestroy(cq->gc->e[i].exec);
-    free(cq->gc);
-    cq->gc = NULL;
+    dsm_cuda_gcache_free(&cq->gc);
 }
 
 void dsm_cuda_graphs_init(dsm_sdma_queue_t *q, cu_queue_t *cq)
 {
-    long n = dsm_cuda_st.set.graph_copies;
-    if (!q->chain || n <= 0 || !dsm_cu.GraphCreate ||
-        !dsm_cu.GraphAddMemcpyNode || !dsm_cu.GraphInstantiateWithFlags ||
-        !dsm_cu.GraphLaunch || !dsm_cu.GraphDestroy ||
-        !dsm_cu.GraphExecDestroy)
-        return;
-    n = DSM_MIN(n, 64L);
-    cq->gc = calloc(1, sizeof(*cq->gc) + (size_t)n * sizeof(gc_entry_t));
-    if (cq->gc)
-        cq->gc->cap = (int)n;
+    if (q->chain)
+        cq->gc = dsm_cuda_gcache_new();
 }
 
-/* 1 when the run in cq was put on the stream as a cached graph. Not
- * behind a WAIT still closed on the stream (an instance posted ahead):
- * with 2 PEs on one H200 under MPS a graph launched there never ran
- * (gpu_coll hung with SHMEM_PERSISTENT_SHARED_AHEAD=1, 2026-12-02), while
- * the same copies issued one by one pass. */
-static int gc_launch(cu_queue_t *cq)
+int dsm_cuda_gcache_launch(struct dsm_cuda_gcache **cp, const CUdeviceptr *d,
+                           const CUdeviceptr *s, const size_t *l, size_t nb,
+                           CUstream st)
 {
-    struct dsm_cuda_gcache *c = cq->gc;
+    struct dsm_cuda_gcache *c = *cp;
     gc_entry_t *e = NULL;
     uint64_t t0;
 
-    if (!c || cq->nb > GC_MAX_COPIES || dsm_cuda_gates_pending(cq))
+    if (!c || !nb || nb > GC_MAX_COPIES)
         return 0;
-    for (size_t i = 0; i < cq->nb; i++)
-        if (cq->sizes[i] >= DSM_CUDA_SIDE_MIN)
+    for (size_t i = 0; i < nb; i++)
+        if (l[i] >= DSM_CUDA_SIDE_MIN || !dsm_cuda_in_ranges(d[i]) ||
+            !dsm_cuda_in_ranges(s[i]))
             return 0;
     for (int i = 0; i < c->cap && !e; i++)
-        if (c->e[i].exec && gc_same(&c->e[i], cq))
+        if (c->e[i].exec && gc_same(&c->e[i], d, s, l, nb))
             e = &c->e[i];
     if (!e) {
-        if (!gc_same(&c->cand, cq)) {
-            gc_fill(&c->cand, cq);
+        gc_entry_t *k = NULL;
+        for (int i = 0; i < c->cap && !k; i++)
+            if (gc_same(&c->cand[i], d, s, l, nb))
+                k = &c->cand[i];
+        if (!k) {
+            k = &c->cand[c->cnext];
+            c->cnext = (c->cnext + 1) % c->cap;
+            k->nb = nb;
+            memcpy(k->d, d, nb * sizeof(*d));
+            memcpy(k->s, s, nb * sizeof(*s));
+            memcpy(k->l, l, nb * sizeof(*l));
             return 0;
         }
         t0 = t_start();
-        CUgraphExec x = gc_build(&c->cand);
+        CUgraphExec x = gc_build(k);
         t_end(DSM_CUDA_T_BUILD, t0);
         if (!x) {
-            dsm_cuda_graphs_free(cq);
+            dsm_cuda_gcache_free(cp);
             return 0;
         }
         e = &c->e[c->next];
         c->next = (c->next + 1) % c->cap;
         if (e->exec)
             dsm_cu.GraphExecDestroy(e->exec);
-        *e = c->cand;
+        *e = *k;
         e->exec = x;
-        c->cand.nb = 0;
+        k->nb = 0;
     }
     t0 = t_start();
-    CU_CHECK(dsm_cu.GraphLaunch(e->exec, cq->stream));
+    CU_CHECK(dsm_cu.GraphLaunch(e->exec, st));
     t_end(DSM_CUDA_T_GRAPH, t0);
     return 1;
 }
@@ -304,7 +322,13 @@ static void issue_copies(cu_queue_t *cq)
 {
     for (size_t i = 0; i < cq->nb; i++)
         cq->last_bytes += cq->sizes[i];
-    if (cq->gc && gc_launch(cq)) {
+    /* Not behind a WAIT still closed on the stream (an instance posted
+     * ahead): with 2 PEs on one H200 under MPS a graph launched there
+     * never ran (gpu_coll hung with SHMEM_PERSISTENT_SHARED_AHEAD=1,
+     * 2026-12-02), while the same copies issued one by one pass. */
+    if (cq->gc && !dsm_cuda_gates_pending(cq) &&
+        dsm_cuda_gcache_launch(&cq->gc, cq->dsts, cq->srcs, cq->sizes, cq->nb,
+                               cq->stream)) {
         cq->nb = 0;
         cq->gpu_dirty = 1;
         return;

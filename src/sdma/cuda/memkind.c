@@ -102,6 +102,17 @@ int dsm_cuda_classify(const void *p, intptr_t *delta)
     return kind;
 }
 
+int dsm_cuda_in_ranges(uint64_t a)
+{
+    int n = __atomic_load_n(&ranges.n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        const cu_range_t *r = range_at(i);
+        if (a - r->lo < r->hi - r->lo)
+            return 1;
+    }
+    return 0;
+}
+
 int dsm_cuda_kind_of(const void *p)
 {
     intptr_t d;

@@ -13,6 +13,10 @@
 /* One side stream for every caller's stream: its use is serialised. */
 static pthread_mutex_t os_lock = PTHREAD_MUTEX_INITIALIZER;
 static dsm_cuda_side_t os_side;
+/* Copy graphs of the on-stream collectives (SHMEM_CUDA_GRAPH_COPIES),
+ * made on first use, under os_lock. */
+static struct dsm_cuda_gcache *os_gc;
+static int os_gc_tried;
 
 static dsm_status_t stream_rc(const char *what, CUresult rc)
 {
@@ -99,6 +103,14 @@ dsm_status_t dsm_cuda_quiet_on_stream(dsm_sdma_t *s, void *stream)
     return stream_rc("cuStreamWaitValue64", rc);
 }
 
+void dsm_cuda_onstream_fini(void)
+{
+    pthread_mutex_lock(&os_lock);
+    dsm_cuda_gcache_free(&os_gc);
+    os_gc_tried = 0;
+    pthread_mutex_unlock(&os_lock);
+}
+
 static int capturing(CUstream st)
 {
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -133,8 +145,16 @@ dsm_status_t dsm_cuda_copies_on_stream(void *const *dst, const void *const *src,
     joined = dsm_cuda_side_fork(st, &os_side, d, s_, l, &m, 0);
     __typeof__(dsm_cu.MemcpyBatchAsync) batch =
         __atomic_load_n(&dsm_cu.MemcpyBatchAsync, __ATOMIC_RELAXED);
-    int done = 0;
-    if (m >= 2 && batch && m <= DSM_CUDA_MAX_BATCH && !capturing(st)) {
+    int done = 0, capt = capturing(st);
+    if (!os_gc_tried) {
+        os_gc_tried = 1;
+        os_gc = dsm_cuda_gcache_new();
+    }
+    /* Not under capture: the graph being captured holds the copies. */
+    if (!joined && !capt && os_gc &&
+        dsm_cuda_gcache_launch(&os_gc, d, s_, l, m, st))
+        done = 1;
+    if (!done && m >= 2 && batch && m <= DSM_CUDA_MAX_BATCH && !capt) {
         size_t idx = 0;
         CUmemcpyAttributes attr;
         memset(&attr, 0, sizeof(attr));
