@@ -57,7 +57,7 @@ png "$tmp/committed/devapi-bw.png" 1100 650
 png "$tmp/committed/devapi-lat.png" 1100 600
 # The one-GPU collectives (docs/plots/data/coll1, found by default).
 grep -q 'gpu1-coll.png$' "$tmp/committed.log" || bad "committed: gpu1-coll.png not drawn"
-png "$tmp/committed/gpu1-coll.png" 1500 520
+png "$tmp/committed/gpu1-coll.png" 1800 520
 
 # 2. Only a 1-PE CSV, in $OUT as run-devapi.sh leaves it; no bench results.
 cp "$data/gpu_devbench-1pe.csv" "$tmp/gpu/"

@@ -18,8 +18,9 @@
 #                    shmemx_dev_putmem (copy engines through the proxy)
 #                    against cudaMemcpyAsync (the engines' own speed) and
 #                    store-copy kernels on 1 CTA and on every SM
-#   gpu1-coll.png    bench/gpu_bench --coll-only, 2 PEs on one GPU under
-#                    MPS, one curve per lever (run-on-device.sh coll1's
+#   gpu1-coll.png    bench/gpu_bench --coll-only (fcollect, alltoall,
+#                    persistent fcollect, fcollect on a stream), 2 PEs on
+#                    one GPU under MPS, one curve per lever (run-on-device.sh coll1's
 #                    gpu_bench-LABEL.csv; $COLL1_OUT, else
 #                    docs/plots/data/coll1)
 #   devapi-lat.png   the same run's 8-byte put/p + quiet latencies, engines
@@ -422,12 +423,12 @@ EOF
 # gpu_bench-LABEL.csv: label,npes,test,variant,bytes,value,unit), from
 # $COLL1_OUT, else docs/plots/data/coll1 (the run PERFORMANCE.md shows).
 gpu1() {
-    local dir=${COLL1_OUT:-$top_srcdir/docs/plots/data/coll1} f lab i op
+    local dir=${COLL1_OUT:-$top_srcdir/docs/plots/data/coll1} f lab i op t
     ls "$dir"/gpu_bench-*.csv >/dev/null 2>&1 ||
         { echo "plots: no gpu_bench-*.csv in $dir, gpu1-coll.png skipped"; return; }
     {
-        gp_head "$out/gpu1-coll.png" 1500 520
-        echo "set multiplot layout 1,3 title \"Small collectives, 2 PEs on one H200 under MPS (bench/gpu_bench --coll-only; run-on-device.sh coll1; ${COLL1_DATE:-2026-12-02})\" font \",11\""
+        gp_head "$out/gpu1-coll.png" 1800 520
+        echo "set multiplot layout 1,4 title \"Small collectives, 2 PEs on one H200 under MPS (bench/gpu_bench --coll-only; run-on-device.sh coll1; ${COLL1_DATE:-2026-12-02})\" font \",11\""
         echo 'set ylabel "time per call (us)"'
         echo 'set xlabel "bytes per PE"'
         echo 'set xtics ("1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536)'
@@ -435,7 +436,7 @@ gpu1() {
         echo 'set yrange [6:32]'
         echo 'set ytics (6, 8, 12, 16, 24, 32)'
         echo 'set key top right box opaque font ",8" title "dmashmem"'
-        for op in fcollect alltoall fcollect_persistent; do
+        for op in fcollect alltoall fcollect_persistent fcollect_os; do
             echo "set title \"$op\""
             {
                 i=1
@@ -452,9 +453,13 @@ gpu1() {
                     clause "$tmp/g1-$op-$i" "" $i 1 "$lab"
                     i=$((i + 1))
                 done
-                # The issue's target for the row (#15).
-                printf '%s with lines lc rgb "#777777" dt 2 title "target (#15)", ' \
-                    "$([ $op = fcollect_persistent ] && echo 8 || echo 12)"
+                # The issue's target for the row (#15; none on a stream).
+                case $op in
+                fcollect_persistent) t=8 ;;
+                *_os) t= ;;
+                *) t=12 ;;
+                esac
+                [ -z "$t" ] || printf '%s with lines lc rgb "#777777" dt 2 title "target (#15)", ' "$t"
             } | plot_line
             echo 'unset label 1'
         done
