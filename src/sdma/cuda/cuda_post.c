@@ -64,7 +64,7 @@ void dsm_cuda_call_stats_print(void)
         "pointer lookups",  "whole post"};
     char line[640];
     int o = 0;
-    for (int k = 0; k < DSM_CUDA_T_LAST; k++)
+    for (int k = 0; k < DSM_CUDA_T_LAST && o < (int)sizeof(line); k++)
         o += snprintf(line + o, sizeof(line) - (size_t)o, "%s%s %llu x %.2f us",
                       k ? ", " : "", name[k],
                       (unsigned long long)call_t[k].n,
