@@ -195,7 +195,8 @@ fi
 echo
 echo "================ logs: bench.log (benchmark), tests.log (tests)"
 grep -E "^(graph|direct|gpu_coll) " "$OUTDIR/tests.log"
-grep -E "^# (gpu_bench|nccl)" "$OUTDIR/bench.log"
+# One GPU runs no benchmark here (run-on-device.sh coll1 does, under MPS).
+[ -f "$OUTDIR/bench.log" ] && grep -E "^# (gpu_bench|nccl)" "$OUTDIR/bench.log"
 for f in "$OUTDIR"/gpu_bench-*.csv; do
     [ -f "$f" ] || continue
     echo "---- ${f##*/}"
