@@ -1,0 +1,105 @@
+/*
+ * What chain.c (chain storage, the gated chains of persistent requests,
+ * waiting) and chain_run.c (the blocking run on the shared chain queues)
+ * share: the calling thread's command list and flags, the commands'
+ * builders, the broadcast pairs and the wait for a run's completion.
+ * Private to src/coll.
+ */
+#ifndef DSM_COLL_CHAIN_INT_H
+#define DSM_COLL_CHAIN_INT_H
+
+#include "coll/chain.h"
+
+#include <stdlib.h>
+
+/* Command list under construction (one queue's chain at a time). */
+typedef struct cmdbuf {
+    dsm_cmd_t *c;
+    size_t n, cap;
+} cmdbuf_t;
+
+/* The calling thread's command list, and its n item flags (grown to n;
+ * both kept between calls, freed at thread exit or dsm_chain_fini). */
+cmdbuf_t *dsm_chain_cb(void);
+unsigned char *dsm_chain_pend(int n);
+
+static inline void cb_push(cmdbuf_t *b, const dsm_cmd_t *c)
+{
+    if (DSM_UNLIKELY(b->n == b->cap)) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        dsm_cmd_t *n = realloc(b->c, cap * sizeof(*n));
+        if (!n)
+            dsm_rt_fatal("collective", "out of memory for a command chain");
+        b->c = n;
+        b->cap = cap;
+    }
+    b->c[b->n++] = *c;
+}
+
+static inline void cb_wait(cmdbuf_t *b, uint64_t *word, uint64_t v)
+{
+    dsm_cmd_t c = {.op = DSM_CMD_WAIT, .u.sig = {word, v}};
+    cb_push(b, &c);
+}
+
+/* SIGNAL into member m's word: wakes its engines (a chain may be parked on
+ * the word) and its application threads (a waiter may sleep on it). */
+static inline void cb_signal(cmdbuf_t *b, dsm_team_t *t, int m, uint64_t v)
+{
+    int pe = dsm_team_pe(t, m);
+    dsm_cmd_t c = {
+        .op = DSM_CMD_SIGNAL,
+        .u.sig = {dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v},
+        .wake = &dsm_rt.peer_ctrl[pe]->wake,
+        .wake_app = &dsm_rt.peer_ctrl[pe]->wake_app,
+    };
+    cb_push(b, &c);
+}
+
+static inline void cb_copy(cmdbuf_t *b, const dsm_part_t *x)
+{
+    dsm_cmd_t c = {.op = DSM_CMD_COPY};
+    for (size_t k = 0; k < x->count; k++) {
+        c.u.copy.src = x->src + (ptrdiff_t)k * x->sstr;
+        c.u.copy.dst = x->dst + (ptrdiff_t)k * x->dstr;
+        c.u.copy.len = x->len;
+        cb_push(b, &c);
+    }
+}
+
+/* SIGNAL into a device word (no CPU sleeps on it: no wake). */
+static inline void cb_signal_dev(cmdbuf_t *b, uint64_t *word, uint64_t v)
+{
+    dsm_cmd_t c = {.op = DSM_CMD_SIGNAL, .u.sig = {word, v}};
+    cb_push(b, &c);
+}
+
+/* Broadcast pairs: destination slots 0..nd-1 where slot 0 is the local
+ * part when there is one, then the peers. Pair k = slots 2k, 2k+1. */
+static inline int bcast_slots(const dsm_plan_t *p)
+{
+    return p->np + (p->local.len ? 1 : 0);
+}
+
+static inline const dsm_part_t *bcast_slot(const dsm_plan_t *p, int s)
+{
+    if (p->local.len)
+        return s == 0 ? &p->local : &p->peer[s - 1];
+    return &p->peer[s];
+}
+
+/* Waiting for a run or an instance: its queues' completion, then the
+ * peers' arrivals (unless the chains waited for them themselves). */
+struct wait_arg {
+    const dsm_plan_t *p;
+    dsm_sdma_queue_t **q;
+    const uint64_t *seq;
+    int nq;
+    int next_peer; /* arrivals below this one are in */
+    const uint64_t *arr; /* [np] or NULL: p->peer[i].av_in */
+    uint64_t tq; /* SHMEM_SDMA_STATS: when the queues were seen done */
+};
+
+void dsm_chain_wait_all(struct wait_arg *a);
+
+#endif /* DSM_COLL_CHAIN_INT_H */
