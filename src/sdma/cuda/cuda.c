@@ -252,7 +252,8 @@ static dsm_status_t cuda_queue_init(dsm_sdma_queue_t *q)
     }
     cq->done = h;
     *cq->done = 0;
-    dsm_cuda_graphs_init(q, cq);
+    if (q->chain) /* collectives' queues: symmetric pointers */
+        cq->gc = dsm_cuda_gcache_new();
     q->priv = cq;
     return DSM_OK;
 
@@ -275,7 +276,7 @@ static void cuda_queue_fini(dsm_sdma_queue_t *q)
     int idle = __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) == cq->posted;
     dsm_cu.StreamDestroy(cq->stream);
     dsm_cuda_side_destroy(&cq->side);
-    dsm_cuda_graphs_free(cq);
+    dsm_cuda_gcache_free(&cq->gc);
     if (idle) {
         if (cq->stage)
             dsm_cu.MemFree(cq->stage);

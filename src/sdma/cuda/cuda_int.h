@@ -49,9 +49,25 @@ enum { DSM_CUDA_T_COPY = 0, DSM_CUDA_T_GRAPH, DSM_CUDA_T_BUILD,
        DSM_CUDA_T_MEMOP, DSM_CUDA_T_DONE, DSM_CUDA_T_CTX, DSM_CUDA_T_LOOKUP,
        DSM_CUDA_T_ADVANCE, DSM_CUDA_T_LAST };
 void dsm_cuda_call_stats_print(void);
-/* 0, or (stats on) the time to pass to dsm_cuda_call_time. */
-uint64_t dsm_cuda_call_t0(void);
-void dsm_cuda_call_time(int kind, uint64_t t0);
+extern struct dsm_cuda_call_t {
+    uint64_t n, ns;
+} dsm_cuda_call_t[DSM_CUDA_T_LAST];
+/* A timed call: t0 = dsm_cuda_t_start() (0 unless SHMEM_SDMA_STATS),
+ * the call, dsm_cuda_t_end(kind, t0). */
+static inline uint64_t dsm_cuda_t_start(void)
+{
+    return DSM_UNLIKELY(dsm_cuda_st.s && dsm_cuda_st.s->cfg.stats)
+               ? dsm_now_ns()
+               : 0;
+}
+static inline void dsm_cuda_t_end(int kind, uint64_t t0)
+{
+    if (DSM_UNLIKELY(t0)) {
+        __atomic_fetch_add(&dsm_cuda_call_t[kind].n, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&dsm_cuda_call_t[kind].ns, dsm_now_ns() - t0,
+                           __ATOMIC_RELAXED);
+    }
+}
 
 /* A driver call that must not fail: one line, then the process ends. */
 void dsm_cuda_fatal(const char *what, CUresult rc) DSM_NORETURN;
@@ -154,11 +170,7 @@ typedef struct cu_queue {
     struct dsm_cuda_gcache *gc;
 } cu_queue_t;
 
-/* cuda_post.c. Set up q's copy-graph cache (chain queues, when asked) and
- * free it (queue_fini; context current). */
-void dsm_cuda_graphs_init(dsm_sdma_queue_t *q, cu_queue_t *cq);
-void dsm_cuda_graphs_free(cu_queue_t *cq);
-/* A copy-graph cache (SHMEM_CUDA_GRAPH_COPIES; NULL when off) and its
+/* cuda_post.c. A copy-graph cache (SHMEM_CUDA_GRAPH_COPIES; NULL when off) and its
  * release (context current). */
 struct dsm_cuda_gcache *dsm_cuda_gcache_new(void);
 void dsm_cuda_gcache_free(struct dsm_cuda_gcache **c);

@@ -26,35 +26,7 @@ enum { RUN_NONE = 0, RUN_COPY, RUN_MEMOP, RUN_HOST };
 
 /* ------------------------------------------------------------ call times */
 
-static struct {
-    uint64_t n, ns;
-} call_t[DSM_CUDA_T_LAST];
-
-static inline uint64_t t_start(void)
-{
-    return DSM_UNLIKELY(dsm_cuda_st.s && dsm_cuda_st.s->cfg.stats)
-               ? dsm_now_ns()
-               : 0;
-}
-
-static inline void t_end(int kind, uint64_t t0)
-{
-    if (DSM_UNLIKELY(t0)) {
-        __atomic_fetch_add(&call_t[kind].n, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&call_t[kind].ns, dsm_now_ns() - t0,
-                           __ATOMIC_RELAXED);
-    }
-}
-
-uint64_t dsm_cuda_call_t0(void)
-{
-    return t_start();
-}
-
-void dsm_cuda_call_time(int kind, uint64_t t0)
-{
-    t_end(kind, t0);
-}
+struct dsm_cuda_call_t dsm_cuda_call_t[DSM_CUDA_T_LAST];
 
 void dsm_cuda_call_stats_print(void)
 {
@@ -64,13 +36,12 @@ void dsm_cuda_call_stats_print(void)
         "pointer lookups",  "whole post"};
     char line[640];
     int o = 0;
-    for (int k = 0; k < DSM_CUDA_T_LAST && o < (int)sizeof(line); k++)
+    for (int k = 0; k < DSM_CUDA_T_LAST && o < (int)sizeof(line); k++) {
+        const struct dsm_cuda_call_t *c = &dsm_cuda_call_t[k];
         o += snprintf(line + o, sizeof(line) - (size_t)o, "%s%s %llu x %.2f us",
-                      k ? ", " : "", name[k],
-                      (unsigned long long)call_t[k].n,
-                      call_t[k].n ? (double)call_t[k].ns / 1e3 /
-                                        (double)call_t[k].n
-                                  : 0.0);
+                      k ? ", " : "", name[k], (unsigned long long)c->n,
+                      c->n ? (double)c->ns / 1e3 / (double)c->n : 0.0);
+    }
     fprintf(stderr, "dmashmem: cuda posting PE %d: %s\n", dsm_log_pe, line);
 }
 
@@ -204,17 +175,6 @@ void dsm_cuda_gcache_free(struct dsm_cuda_gcache **cp)
     *cp = NULL;
 }
 
-void dsm_cuda_graphs_free(cu_queue_t *cq)
-{
-    dsm_cuda_gcache_free(&cq->gc);
-}
-
-void dsm_cuda_graphs_init(dsm_sdma_queue_t *q, cu_queue_t *cq)
-{
-    if (q->chain)
-        cq->gc = dsm_cuda_gcache_new();
-}
-
 int dsm_cuda_gcache_launch(struct dsm_cuda_gcache **cp, const CUdeviceptr *d,
                            const CUdeviceptr *s, const size_t *l, size_t nb,
                            CUstream st)
@@ -246,9 +206,9 @@ int dsm_cuda_gcache_launch(struct dsm_cuda_gcache **cp, const CUdeviceptr *d,
             memcpy(k->l, l, nb * sizeof(*l));
             return 0;
         }
-        t0 = t_start();
+        t0 = dsm_cuda_t_start();
         CUgraphExec x = gc_build(k);
-        t_end(DSM_CUDA_T_BUILD, t0);
+        dsm_cuda_t_end(DSM_CUDA_T_BUILD, t0);
         if (!x) {
             dsm_cuda_gcache_free(cp);
             return 0;
@@ -261,9 +221,9 @@ int dsm_cuda_gcache_launch(struct dsm_cuda_gcache **cp, const CUdeviceptr *d,
         e->exec = x;
         k->nb = 0;
     }
-    t0 = t_start();
+    t0 = dsm_cuda_t_start();
     CU_CHECK(dsm_cu.GraphLaunch(e->exec, st));
-    t_end(DSM_CUDA_T_GRAPH, t0);
+    dsm_cuda_t_end(DSM_CUDA_T_GRAPH, t0);
     return 1;
 }
 
@@ -340,7 +300,7 @@ static void issue_copies(cu_queue_t *cq)
     if (dsm_cuda_side_fork(cq->stream, &cq->side, cq->dsts, cq->srcs, cq->sizes,
                            &cq->nb, 1))
         cq->join_pending = 1;
-    uint64_t t0 = t_start();
+    uint64_t t0 = dsm_cuda_t_start();
     if (cq->nb < dsm_cuda_st.batch_min || !dsm_cu.MemcpyBatchAsync) {
         for (size_t i = 0; i < cq->nb; i++)
             CU_CHECK(dsm_cu.MemcpyAsync(cq->dsts[i], cq->srcs[i], cq->sizes[i],
@@ -370,7 +330,7 @@ static void issue_copies(cu_queue_t *cq)
                                             cq->sizes[i], cq->stream));
         }
     }
-    t_end(DSM_CUDA_T_COPY, t0);
+    dsm_cuda_t_end(DSM_CUDA_T_COPY, t0);
     cq->nb = 0;
     cq->gpu_dirty = 1;
 }
@@ -386,7 +346,7 @@ static void join_side(cu_queue_t *cq)
 
 static void issue_memops(cu_queue_t *cq)
 {
-    uint64_t t0 = cq->nops ? t_start() : 0;
+    uint64_t t0 = cq->nops ? dsm_cuda_t_start() : 0;
     if (cq->nops == 1 &&
         cq->ops[0].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
         CU_CHECK(dsm_cu.StreamWriteValue64(cq->stream,
@@ -398,7 +358,7 @@ static void issue_memops(cu_queue_t *cq)
             cq->ops[0].waitValue.value64, CU_STREAM_WAIT_VALUE_GEQ));
     else if (cq->nops)
         CU_CHECK(dsm_cu.StreamBatchMemOp(cq->stream, cq->nops, cq->ops, 0));
-    t_end(DSM_CUDA_T_MEMOP, t0);
+    dsm_cuda_t_end(DSM_CUDA_T_MEMOP, t0);
     cq->nops = 0;
     cq->gpu_dirty = 1;
 }
@@ -561,11 +521,11 @@ int dsm_cuda_gates_pending(cu_queue_t *cq)
 void dsm_cuda_advance(dsm_sdma_queue_t *q, uint64_t upto)
 {
     cu_queue_t *cq = q->priv;
-    const uint64_t ta = t_start();
+    const uint64_t ta = dsm_cuda_t_start();
     CUcontext prev = dsm_cuda_ctx_enter();
     uint64_t i = cq->posted;
 
-    t_end(DSM_CUDA_T_CTX, ta);
+    dsm_cuda_t_end(DSM_CUDA_T_CTX, ta);
 
     cq->blocked = 0;
     cq->last_bytes = 0;
@@ -686,9 +646,9 @@ out:
     flush_run(q, cq, i);
     join_side(cq);
     if (cq->gpu_dirty) {
-        uint64_t t0 = t_start();
+        uint64_t t0 = dsm_cuda_t_start();
         CU_CHECK(dsm_cu.StreamWriteValue64(cq->stream, cq->done_dev, i, 0));
-        t_end(DSM_CUDA_T_DONE, t0);
+        dsm_cuda_t_end(DSM_CUDA_T_DONE, t0);
         cq->gpu_dirty = 0;
     } else if (cq->posted != i &&
                __atomic_load_n(cq->done, __ATOMIC_ACQUIRE) < i) {
@@ -698,7 +658,7 @@ out:
     }
     __atomic_store_n(&cq->posted, i, __ATOMIC_RELEASE);
     dsm_cuda_ctx_leave(prev);
-    t_end(DSM_CUDA_T_ADVANCE, ta);
+    dsm_cuda_t_end(DSM_CUDA_T_ADVANCE, ta);
     /* Stopped at the gate bound: poll() resumes it when a thread of this
      * PE next waits, the agent if none does. */
     if (cq->blocked && dsm_cuda_agent_start(q->sdma))

@@ -69,23 +69,30 @@ void dsm_cuda_drop_range(uintptr_t lo)
     pthread_mutex_unlock(&ranges.lock);
 }
 
+/* The recorded range holding a, or NULL. */
+static const cu_range_t *range_of(uintptr_t a)
+{
+    int n = __atomic_load_n(&ranges.n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        const cu_range_t *r = range_at(i);
+        if (a - r->lo < r->hi - r->lo)
+            return r;
+    }
+    return NULL;
+}
+
 int dsm_cuda_classify(const void *p, intptr_t *delta)
 {
     uintptr_t a = (uintptr_t)p;
-    int n = __atomic_load_n(&ranges.n, __ATOMIC_ACQUIRE);
+    const cu_range_t *r = range_of(a);
     CUmemorytype t = 0;
 
-    *delta = 0;
-    for (int i = 0; i < n; i++) {
-        const cu_range_t *r = range_at(i);
-        if (a - r->lo < r->hi - r->lo) {
-            *delta = r->delta;
-            return r->kind;
-        }
-    }
+    *delta = r ? r->delta : 0;
+    if (r)
+        return r->kind;
     /* Not one of ours: a private cudaMalloc'ed / cudaHostAlloc'ed buffer,
      * or plain pageable memory (the driver says "invalid value"). */
-    const uint64_t t0 = dsm_cuda_call_t0();
+    const uint64_t t0 = dsm_cuda_t_start();
     CUcontext prev = dsm_cuda_ctx_enter();
     int kind = DSM_CUDA_DEV;
     if (dsm_cu.PointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -98,19 +105,13 @@ int dsm_cuda_classify(const void *p, intptr_t *delta)
         kind = DSM_CUDA_HOSTREG;
     }
     dsm_cuda_ctx_leave(prev);
-    dsm_cuda_call_time(DSM_CUDA_T_LOOKUP, t0);
+    dsm_cuda_t_end(DSM_CUDA_T_LOOKUP, t0);
     return kind;
 }
 
 int dsm_cuda_in_ranges(uint64_t a)
 {
-    int n = __atomic_load_n(&ranges.n, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++) {
-        const cu_range_t *r = range_at(i);
-        if (a - r->lo < r->hi - r->lo)
-            return 1;
-    }
-    return 0;
+    return range_of((uintptr_t)a) != NULL;
 }
 
 int dsm_cuda_kind_of(const void *p)
