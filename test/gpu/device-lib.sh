@@ -1,5 +1,5 @@
 # Shared by the device scripts (run-on-device.sh, run-devapi.sh,
-# run-ahead.sh); sourced, not run.
+# run-ahead.sh, run-coll1.sh); sourced, not run.
 #
 #   dev_setup OUTDIR SUMMARY ROW_WIDTH DEADLINE LOG_SUFFIX
 #
@@ -79,6 +79,24 @@ note_once() {
     c=$(grep -c "keeps instances posted ahead" "$LAST")
     row "note on instances posted ahead (once per job)" \
         "$([ "$c" = 1 ] && echo "PASS" || echo "FAIL: $c lines")"
+}
+
+# dev_build_reuse LOG TARGET...: the targets in run-on-device.sh's build
+# tree (build-gpu), else in run-devapi.sh's (build-dev) where only that one
+# exists, else in a new build-gpu; sets B (the tree) and L (its launcher),
+# adds the "build" row and ends the script when the build fails.
+dev_build_reuse() {
+    local log=$1
+    shift
+    B=$SRC/build-gpu
+    [ -f "$B/Makefile" ] || [ ! -f "$SRC/build-dev/Makefile" ] || B=$SRC/build-dev
+    if dev_build "$B" "$log" "$@"; then
+        row "build" ok
+    else
+        row "build" FAILED
+        exit 1
+    fi
+    L=$B/src/launcher/shmem_launcher
 }
 
 # dev_build DIR LOG TARGET...: configure DIR as the device machines need

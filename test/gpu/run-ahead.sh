@@ -15,13 +15,8 @@ set -u
 . "$(dirname "$0")/device-lib.sh"
 dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary-ahead.txt 56 400 -ahead
 
-# A build tree of run-on-device.sh (devapi) is reused where one exists.
-B=$SRC/build-gpu
-[ -f "$B/Makefile" ] || [ ! -f "$SRC/build-dev/Makefile" ] || B=$SRC/build-dev
-dev_build "$B" "$OUTDIR/build-ahead.log" src/libdmashmem.la \
-    src/launcher/shmem_launcher test/gpu/gpu_coll bench/gpu_bench &&
-    row "build" ok || { row "build" FAILED; exit 1; }
-L=$B/src/launcher/shmem_launcher
+dev_build_reuse "$OUTDIR/build-ahead.log" src/libdmashmem.la \
+    src/launcher/shmem_launcher test/gpu/gpu_coll bench/gpu_bench
 export top_builddir=$B top_srcdir=$SRC SHMEM_CUDA_DEVICE=0
 export SHMEM_SYMMETRIC_SIZE=64M SHMEM_DEVICE_HEAP_SIZE=1G
 # A passing gpu_coll's timing line on its row, a failing one's first error.

@@ -18,13 +18,9 @@ set -u
 . "$(dirname "$0")/device-lib.sh"
 dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary-coll1.txt 44 540 -coll1
 
-B=$SRC/build-gpu
-[ -f "$B/Makefile" ] || [ ! -f "$SRC/build-dev/Makefile" ] || B=$SRC/build-dev
-dev_build "$B" "$OUTDIR/build-coll1.log" src/libdmashmem.la \
+dev_build_reuse "$OUTDIR/build-coll1.log" src/libdmashmem.la \
     src/launcher/shmem_launcher test/gpu/gpu_coll test/gpu/gpu_graph \
-    bench/gpu_bench &&
-    row "build" ok || { row "build" FAILED; exit 1; }
-L=$B/src/launcher/shmem_launcher
+    bench/gpu_bench
 export top_builddir=$B top_srcdir=$SRC SHMEM_CUDA_DEVICE=0
 export SHMEM_SYMMETRIC_SIZE=64M SHMEM_DEVICE_HEAP_SIZE=1G
 VARIANTS=${COLL1_VARIANTS:-"issued:SHMEM_CUDA_GRAPH_COPIES=0,SHMEM_COLL_LOCAL_MERGE_MAX=0 graphs: graphs-entry:SHMEM_COLL_LOCAL_MERGE_MAX=0 graphs-ahead:SHMEM_PERSISTENT_SHARED_AHEAD=1"}
