@@ -1,7 +1,7 @@
 /*
  * AlltoAll: shmem_alltoall (block j of my source to member j's dest at my
  * index) and shmem_alltoalls (the same with element strides), typed and
- * mem forms, over a team, as chains of chain.c.
+ * mem forms, over a team, as chains of chain.c and chain_run.c.
  *
  * alltoalls with strides moves nelems separate elements per peer: one COPY
  * command each on the chain variants, or CPU copies on the direct path,

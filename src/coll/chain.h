@@ -155,7 +155,7 @@ typedef struct dsm_inst {
 
 /* Run a plan now (blocking): ready by the caller, chains on the shared
  * chain queues (or the direct path), wait. Blocks only its caller: what
- * it posts on the shared queues never waits (chain.c). */
+ * it posts on the shared queues never waits (chain_run.c). */
 void dsm_chain_run(dsm_plan_t *p);
 /* SHMEM_SDMA_STATS: one line on where the blocking chain runs' time went
  * (nothing when none ran). */

@@ -1,8 +1,9 @@
 /*
  * AllGather: shmem_fcollect (the same count on every PE) and shmem_collect
  * (counts may differ), typed and mem forms, over a team, as chains of
- * chain.c. Member i's block lands at dest + i * nbytes (fcollect) or at
- * dest + the sum of the counts of members 0..i-1 (collect).
+ * chain.c and chain_run.c. Member i's block lands at dest + i * nbytes
+ * (fcollect) or at dest + the sum of the counts of members 0..i-1
+ * (collect).
  *
  * collect learns the counts from the ready signals themselves: the k-th
  * collect's ready from a PE with c bytes carries base + 2c + 1 and its
