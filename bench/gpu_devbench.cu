@@ -11,8 +11,9 @@
  * target (this PE with 1 PE). Rows:
  *   lat     put 8 B + quiet through the engines (store threshold 0), put
  *           8 B + quiet on the store path, p 8 B + quiet (a store and a
- *           system fence); the same after the proxy went idle (10 ms
- *           without requests: its wake-up cost); median us, kernel clock
+ *           system fence); median us, kernel clock
+ *   idle    put 8 B + quiet through the engines, warm and after 1, 10 and
+ *           100 ms without requests (the proxy's wake-up); median us
  *   bw      one thread's putmem (engines), cudaMemcpyAsync, and a
  *           store-copy kernel (int4 grid-stride, 1024 threads per CTA)
  *           with 1 CTA and with every SM, 64 KiB .. 1 GiB; GB/s (median)
@@ -37,7 +38,8 @@
  *           while max bytes move there; and a persistent fcollect 1 KiB
  *           over the world team started by a kernel on every PE
  *
- *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep] [--peer]
+ *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep|idle|bw]
+ *                [--peer]
  *                (--only: that phase alone)
  */
 #include <cuda_runtime.h>
@@ -141,15 +143,37 @@ static void phase_lat(shmemx_dev_t d, char *dsrc, char *hdst, char *ddst)
     row("dev_put_quiet", "stores,dev->host", 8, b, "us");
     row("dev_p_quiet", "stores,host word", 8, c, "us");
     row("dev_put_quiet", "engines,dev->dev", 8, e, "us");
-    /* After 10 ms without requests the proxy sleeps: its wake-up. */
-    std::vector<double> w;
-    for (int i = 0; i < 15; i++) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        w.push_back(lat(de, L_PUT, hdst, dsrc, pe, 1, t) * 1.0);
-        /* lat() dropped nothing for one iteration: iters / 10 = 0 */
+    CK(cudaFree(t));
+}
+
+/* The first request after the proxy went idle (issue #26): put 8 B +
+ * quiet through the engines after 1, 10 and 100 ms without requests,
+ * next to the warm figure of the same kernel (median of 15; the kernel's
+ * own clock, launch not included). What it measures is the proxy's
+ * wake-up: it spins SHMEM_DEV_PROXY_SPIN_US, then sleeps until a kernel's
+ * reservation wakes it. */
+static void phase_idle(shmemx_dev_t d, char *dsrc, char *hdst)
+{
+    const int pe = (me + 1) % npes, iters = 2000;
+    const long idle_ms[] = {1, 10, 100};
+    unsigned long long *t;
+    shmemx_dev_t de = d;
+    de.store_max = 0;
+    CK(cudaMalloc(&t, iters * sizeof(*t)));
+    row("dev_put_quiet_idle", "engines,warm", 8,
+        lat(de, L_PUT, hdst, dsrc, pe, iters, t), "us");
+    for (size_t k = 0; k < sizeof(idle_ms) / sizeof(*idle_ms); k++) {
+        std::vector<double> w;
+        char v[64];
+        for (int i = 0; i < 15; i++) {
+            struct timespec ts = {0, idle_ms[k] * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            /* lat() drops nothing for one iteration: iters / 10 = 0 */
+            w.push_back(lat(de, L_PUT, hdst, dsrc, pe, 1, t));
+        }
+        snprintf(v, sizeof(v), "engines,after %ld ms idle", idle_ms[k]);
+        row("dev_put_quiet_idle", v, 8, median(w), "us");
     }
-    row("dev_put_quiet", "engines,after 10 ms idle", 8, median(w), "us");
     CK(cudaFree(t));
 }
 
@@ -215,7 +239,7 @@ static void bw_rows(shmemx_dev_t d, char *dsrc, char *dst, int pe, char *loc,
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     for (size_t n = 64 << 10; n <= max; n *= 4) {
         int reps = n >= (256u << 20) ? 3 : 7;
-        std::vector<double> dv, ce, s1, sa;
+        std::vector<double> dv, ce, ch, s1, sa;
         for (int r = 0; r < reps; r++) {
             k_put_timed<<<1, 1>>>(d, dst, dsrc, n, pe, t);
             CK(cudaGetLastError());
@@ -228,6 +252,17 @@ static void bw_rows(shmemx_dev_t d, char *dsrc, char *dst, int pe, char *loc,
             CK(cudaEventRecord(e1, st));
             CK(cudaStreamSynchronize(st));
             ce.push_back(n / ev_time(e0, e1) / 1e9);
+
+            /* The same copy as a host program sees it: from the call to
+             * the end of the synchronisation (the device API's row
+             * includes its request's way to the engines likewise). */
+            struct timespec h0, h1;
+            clock_gettime(CLOCK_MONOTONIC, &h0);
+            CK(cudaMemcpyAsync(hloc, dsrc, n, cudaMemcpyDefault, st));
+            CK(cudaStreamSynchronize(st));
+            clock_gettime(CLOCK_MONOTONIC, &h1);
+            ch.push_back(n / ((h1.tv_sec - h0.tv_sec) +
+                              (h1.tv_nsec - h0.tv_nsec) * 1e-9) / 1e9);
 
             CK(cudaEventRecord(e0, st));
             k_copy<<<1, 1024, 0, st>>>((int4 *)hloc, (const int4 *)dsrc,
@@ -245,6 +280,7 @@ static void bw_rows(shmemx_dev_t d, char *dsrc, char *dst, int pe, char *loc,
         }
         row(test, "dev_putmem 1 thread", n, median(dv), "GB/s");
         row(test, "cudaMemcpyAsync", n, median(ce), "GB/s");
+        row(test, "cudaMemcpyAsync, host call to sync", n, median(ch), "GB/s");
         row(test, "store copy 1 CTA", n, median(s1), "GB/s");
         row(test, "store copy all SMs", n, median(sa), "GB/s");
     }
@@ -541,6 +577,8 @@ int main(int argc, char **argv)
     shmem_barrier_all();
     if (!only)
         phase_lat(d, dsrc, hdst, ddst);
+    if (!only || !strcmp(only, "idle"))
+        phase_idle(d, dsrc, hdst);
     if (!only || !strcmp(only, "sweep"))
         phase_sweep(d, dsrc, hdst);
     shmem_barrier_all();
@@ -553,10 +591,10 @@ int main(int argc, char **argv)
     }
     if (me == 0 && !only && peer)
         phase_peer(d, dsrc, pdst, max, sms);
-    if (me == 0 && !only && !peer) {
+    if (me == 0 && (!only || !strcmp(only, "bw")) && !peer)
         bw_rows(d, dsrc, hdst, me, hdst, max, sms, "bw_dev_to_host");
+    if (me == 0 && !only && !peer)
         overlap_rows(d, dsrc, hdst, me, hdst, max, sms, "overlap");
-    }
     if (me == 0 && (!only || !strcmp(only, "kreq")))
         phase_kreq(d, dsrc, hdst, one);
     shmem_barrier_all();

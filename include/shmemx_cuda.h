@@ -77,6 +77,9 @@ typedef struct shmemx_dev {
     const uint64_t *base;               /* [npes][SEGS], 0: unreachable */
     uint64_t lo[SHMEMX_DEV_SEGS];       /* this PE's segments */
     uint64_t size[SHMEMX_DEV_SEGS];
+    /* A library wait (engines, FIFO room) that sees no progress this long
+     * prints one line and traps (SHMEM_DEV_STALL_TIMEOUT); 0: for ever. */
+    uint64_t stall_ns;
 } shmemx_dev_t;
 
 /* Host: fill *d for kernels of this PE. Collective over all PEs the first
@@ -194,9 +197,58 @@ SHMEMX_DEV_FN void shmemx_dev__st_rel(volatile void *p, uint64_t v)
  * sees the launch fail). */
 #define SHMEMX_DEV__FAIL(d, routine, fmt, ...)                                 \
     do {                                                                       \
-        printf("dmashmem: %s: PE %d: " fmt, routine, (d).me, __VA_ARGS__);   \
+        printf("dmashmem: PE %d: %s: " fmt, (d).me, routine, __VA_ARGS__);   \
         __trap();                                                              \
     } while (0)
+
+SHMEMX_DEV_FN uint64_t shmemx_dev__now(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* A library wait that makes no progress: the value it waits on has not
+ * moved for d.stall_ns (SHMEM_DEV_STALL_TIMEOUT). Says who and what in one
+ * line, with the PE's counters, and traps: the host sees the kernel fail
+ * and the job ends instead of hanging without a word. */
+SHMEMX_DEV_FN void shmemx_dev__stalled(const shmemx_dev_t &d,
+                                       const char *routine, const char *what,
+                                       unsigned long long want,
+                                       unsigned long long have)
+{
+    printf("dmashmem: PE %d: %s: no progress for %llu ms waiting for %s "
+           "(want %llu, have %llu; tickets issued %llu, completed %llu, "
+           "taken by the proxy %llu)\n",
+           d.me, routine, (unsigned long long)(d.stall_ns / 1000000), what,
+           want, have,
+           *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_ISSUE],
+           *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_COMPLETE],
+           (unsigned long long)*d.consumed);
+    __trap();
+}
+
+/* Progress watch of a wait loop: call with the value waited on each time
+ * round; a value that has not changed for d.stall_ns is a stall. */
+typedef struct shmemx_dev__watch {
+    unsigned long long seen, since;
+    unsigned n;
+} shmemx_dev__watch_t;
+SHMEMX_DEV_FN void shmemx_dev__tick(const shmemx_dev_t &d,
+                                    shmemx_dev__watch_t &w,
+                                     unsigned long long v, const char *routine,
+                                     const char *what, unsigned long long want)
+{
+    if (!d.stall_ns || (++w.n & 255u))
+        return; /* the clock is read every 256 turns */
+    unsigned long long now = shmemx_dev__now();
+    if (w.n == 256u || v != w.seen) {
+        w.seen = v;
+        w.since = now;
+    } else if (now - w.since > d.stall_ns) {
+        shmemx_dev__stalled(d, routine, what, want, v);
+    }
+}
 
 /* The GPU address of symmetric address sym on PE pe. */
 SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t &d, const void *sym,
@@ -224,18 +276,24 @@ SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t &d, const void *sym,
 
 /* Reserve n consecutive FIFO slots; waits while the FIFO is full. */
 SHMEMX_DEV_FN unsigned long long shmemx_dev__reserve(const shmemx_dev_t &d,
-                                                     unsigned n)
+                                                     unsigned n,
+                                                     const char *routine)
 {
     unsigned long long t = atomicAdd(&d.words[SHMEMX_DEV_W_ISSUE], n);
     unsigned long long end = t + n;
     if (end > d.slots) {
         unsigned long long c =
             *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_CONSUMED];
+        shmemx_dev__watch_t w = {0, 0, 0};
         while (c + d.slots < end) {
             c = shmemx_dev__ld_acq(d.consumed);
             atomicMax(&d.words[SHMEMX_DEV_W_CONSUMED], c);
-            if (c + d.slots < end)
+            if (c + d.slots < end) {
+                shmemx_dev__tick(d, w, c, routine,
+                                  "room in the request FIFO (slots taken)",
+                                  end - d.slots);
                 __nanosleep(200);
+            }
         }
     }
     return t;
@@ -256,10 +314,16 @@ SHMEMX_DEV_FN void shmemx_dev__push(const shmemx_dev_t &d,
 
 /* Wait until every ticket below t is done by the engines. */
 SHMEMX_DEV_FN void shmemx_dev__wait_done(const shmemx_dev_t &d,
-                                         unsigned long long t)
+                                         unsigned long long t,
+                                         const char *routine)
 {
-    while (shmemx_dev__ld_acq(&d.words[SHMEMX_DEV_W_COMPLETE]) < t)
+    unsigned long long c;
+    shmemx_dev__watch_t w = {0, 0, 0};
+    while ((c = shmemx_dev__ld_acq(&d.words[SHMEMX_DEV_W_COMPLETE])) < t) {
+        shmemx_dev__tick(d, w, c, routine, "the copy engines (tickets done)",
+                          t);
         __nanosleep(100);
+    }
 }
 
 /* Copy n bytes with loads and stores (the store path). */
@@ -273,7 +337,8 @@ SHMEMX_DEV_FN void shmemx_dev_quiet(shmemx_dev_t d)
 {
     __threadfence_system();
     shmemx_dev__wait_done(
-        d, *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_ISSUE]);
+        d, *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_ISSUE],
+        "shmemx_dev_quiet");
 }
 
 /* Engine requests are ordered among themselves (one in-order stream), but
@@ -295,7 +360,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
         shmemx_dev__copy(r, src, n);
         return;
     }
-    shmemx_dev__push(d, shmemx_dev__reserve(d, 1), SHMEMX_DEV_OP_COPY,
+    shmemx_dev__push(d, shmemx_dev__reserve(d, 1, "shmemx_dev_putmem_nbi"), SHMEMX_DEV_OP_COPY,
                      (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)src, n);
 }
 
@@ -308,10 +373,10 @@ SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
         __threadfence_system();
         return;
     }
-    unsigned long long t = shmemx_dev__reserve(d, 1);
+    unsigned long long t = shmemx_dev__reserve(d, 1, "shmemx_dev_putmem");
     shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
                      (uint64_t)(uintptr_t)src, n);
-    shmemx_dev__wait_done(d, t + 1);
+    shmemx_dev__wait_done(d, t + 1, "shmemx_dev_putmem");
 }
 
 SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
@@ -322,7 +387,7 @@ SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
         shmemx_dev__copy(dest, r, n);
         return;
     }
-    shmemx_dev__push(d, shmemx_dev__reserve(d, 1), SHMEMX_DEV_OP_COPY,
+    shmemx_dev__push(d, shmemx_dev__reserve(d, 1, "shmemx_dev_getmem_nbi"), SHMEMX_DEV_OP_COPY,
                      (uint64_t)(uintptr_t)dest, (uint64_t)(uintptr_t)r, n);
 }
 
@@ -335,10 +400,10 @@ SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
         __threadfence_system();
         return;
     }
-    unsigned long long t = shmemx_dev__reserve(d, 1);
+    unsigned long long t = shmemx_dev__reserve(d, 1, "shmemx_dev_getmem");
     shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)dest,
                      (uint64_t)(uintptr_t)r, n);
-    shmemx_dev__wait_done(d, t + 1);
+    shmemx_dev__wait_done(d, t + 1, "shmemx_dev_getmem");
 }
 
 /* ---- signals ---- */
@@ -363,17 +428,17 @@ SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
         shmemx_dev__copy(r, src, n);
         __threadfence_system();
     } else if (sig_op == SHMEM_SIGNAL_SET) {
-        unsigned long long t = shmemx_dev__reserve(d, 2);
+        unsigned long long t = shmemx_dev__reserve(d, 2, "shmemx_dev_putmem_signal_nbi");
         shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
                          (uint64_t)(uintptr_t)src, n);
         shmemx_dev__push(d, t + 1, SHMEMX_DEV_OP_SIGNAL,
                          (uint64_t)(uintptr_t)sig, signal, 8);
         return;
     } else {
-        unsigned long long t = shmemx_dev__reserve(d, 1);
+        unsigned long long t = shmemx_dev__reserve(d, 1, "shmemx_dev_putmem_signal_nbi");
         shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
                          (uint64_t)(uintptr_t)src, n);
-        shmemx_dev__wait_done(d, t + 1);
+        shmemx_dev__wait_done(d, t + 1, "shmemx_dev_putmem_signal_nbi");
     }
     if (sig_op == SHMEM_SIGNAL_SET)
         atomicExch_system(sig, (unsigned long long)signal);
@@ -547,7 +612,7 @@ SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
  * request while a kernel uses it. */
 SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_req_t req)
 {
-    shmemx_dev__push(d, shmemx_dev__reserve(d, 1), SHMEMX_DEV_OP_HOST,
+    shmemx_dev__push(d, shmemx_dev__reserve(d, 1, "shmemx_dev_req_start"), SHMEMX_DEV_OP_HOST,
                      SHMEMX_DEV_HOST_REQ_START, (uint64_t)(uintptr_t)req, 0);
 }
 
@@ -555,10 +620,10 @@ SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_req_t req)
  * block and may be read (system scope) by this kernel. */
 SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_req_t req)
 {
-    unsigned long long t = shmemx_dev__reserve(d, 1);
+    unsigned long long t = shmemx_dev__reserve(d, 1, "shmemx_dev_req_wait");
     shmemx_dev__push(d, t, SHMEMX_DEV_OP_HOST, SHMEMX_DEV_HOST_REQ_WAIT,
                      (uint64_t)(uintptr_t)req, 0);
-    shmemx_dev__wait_done(d, t + 1);
+    shmemx_dev__wait_done(d, t + 1, "shmemx_dev_req_wait");
     __threadfence_system();
 }
 

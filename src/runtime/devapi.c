@@ -46,6 +46,13 @@ static void dev_host_op(uint64_t what, uint64_t arg)
                      (unsigned long long)what);
 }
 
+/* A stall the proxy thread found (SHMEM_DEV_STALL_TIMEOUT): one line, and
+ * the job ends. */
+static void dev_fatal(const char *routine, const char *msg)
+{
+    dsm_rt_fatal(routine, "%s", msg);
+}
+
 /* Measured on H200 (docs/PERFORMANCE.md, "Device API", the sweep of
  * 2026-12-02): up to this a thread's own stores beat a round trip through
  * the proxy and engines. Device heap -> host heap over PCIe, put + quiet:
@@ -71,6 +78,15 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
     dsm_sdma_devfifo_t f;
     dsm_status_t st;
 
+    if (dsm_env.dev_stall_timeout < 0 || dsm_env.dev_stall_timeout > 86400)
+        dsm_rt_fatal(rn,
+                     "SHMEM_DEV_STALL_TIMEOUT=%ld: must be 0 (no bound) to "
+                     "86400 seconds",
+                     dsm_env.dev_stall_timeout);
+    if (dsm_env.dev_proxy_spin_us < 0 || dsm_env.dev_proxy_spin_us > 10000000)
+        dsm_rt_fatal(rn,
+                     "SHMEM_DEV_PROXY_SPIN_US=%ld: must be 0 to 10000000",
+                     dsm_env.dev_proxy_spin_us);
     if (slots < 2 || slots > (1L << 20) || (slots & (slots - 1)))
         dsm_rt_fatal(rn,
                      "SHMEM_DEV_FIFO_SLOTS=%ld: must be a power of two "
@@ -121,12 +137,15 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
     free(zero);
     dev.base = table;
 
+    dev.stall_ns = (uint64_t)dsm_env.dev_stall_timeout * 1000000000ull;
     const dsm_sdma_devfifo_config_t c = {
         .slots = (uint64_t)slots,
         .spin_us = dsm_env.dev_proxy_spin_us,
         .complete = (uint64_t *)&dev.words[SHMEMX_DEV_W_COMPLETE],
         .host_op = dev_host_op,
         .poll_op = dsm_coll_req_device_poll,
+        .stall_ns = dev.stall_ns,
+        .fatal = dev_fatal,
     };
     if ((st = g->devfifo_open(&c, &f)) != DSM_OK)
         dsm_rt_fatal(rn, "cannot open the request FIFO (%s)",

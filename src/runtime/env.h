@@ -85,7 +85,13 @@
       "= the measured default (docs/PERFORMANCE.md)")                        \
     X(SHMEM_DEV_PROXY_SPIN_US, INT, dev_proxy_spin_us, "200",                  \
       "device API: the proxy thread polls the FIFO without sleeping this "   \
-      "long after the last request, then sleeps in steps growing to 100 us") \
+      "long after the last request, then sleeps until a kernel's next "      \
+      "request wakes it (a GPU interrupt: no CPU while idle)")               \
+    X(SHMEM_DEV_STALL_TIMEOUT, INT, dev_stall_timeout, "10",                   \
+      "device API: seconds a kernel's wait for the copy engines or the "     \
+      "request FIFO, or the proxy's for a kernel's request or the engines, " \
+      "may see no progress before one line with the counters ends the job; " \
+      "0 = wait for ever")                                                    \
     X(SHMEM_DEV_REQ_TRIGGER, BOOL, dev_req_trigger, "0",                       \
       "device API: shmemx_req_device hands out trigger-mode handles (a "      \
       "kernel's start is one store) where a request allows it; 0 = proxy "    \

@@ -258,6 +258,10 @@ typedef struct dsm_sdma_devfifo_config {
      * while such a request is in use, which keeps the proxy polling
      * rather than sleeping. */
     int (*poll_op)(void);
+    /* A stall (SHMEM_DEV_STALL_TIMEOUT): no progress for stall_ns (0:
+     * never checked); fatal ends the job after printing the line. */
+    uint64_t stall_ns;
+    void (*fatal)(const char *routine, const char *msg);
 } dsm_sdma_devfifo_config_t;
 typedef struct dsm_sdma_devfifo {
     uint64_t fifo;     /* GPU address of the slots */

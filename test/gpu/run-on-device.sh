@@ -42,6 +42,12 @@ if [ "${1:-}" = ahead ]; then
     shift
     exec bash "$(dirname "$0")/run-ahead.sh" "$@"
 fi
+# `run-on-device.sh race [OUTDIR]`: several PEs sharing one GPU through
+# the device API, many warps (issue #26; test/gpu/run-race.sh).
+if [ "${1:-}" = race ]; then
+    shift
+    exec bash "$(dirname "$0")/run-race.sh" "$@"
+fi
 # `run-on-device.sh coll1 [OUTDIR]`: small collectives, 2 PEs on one GPU
 # under MPS, the protocol levers side by side (issue #15;
 # test/gpu/run-coll1.sh).

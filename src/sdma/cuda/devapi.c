@@ -23,19 +23,55 @@
  *
  * The thread exists only once a process asked for the device API
  * (shmemx_dev_get). It polls without sleeping for spin_us after the last
- * request, then sleeps in growing steps (2 us doubling to 100 us): an idle
- * PE costs a wake-up every 100 us, and a request arriving after a long
- * idle time waits up to that long before the proxy sees it.
+ * request, then sleeps in steps growing from 2 us to 10 us during the
+ * first 20 ms without requests, and to 50 us after that. Sleeping on
+ * something a kernel's store wakes was measured and lost (issue #26,
+ * docs/PERFORMANCE.md): a stream of a context of the proxy's own waiting
+ * on the issue word and a blocking-sync event woke the proxy after 2.4 ms
+ * without MPS (the contexts time-slice) and 126-307 us under MPS (the
+ * interrupt path); in the program's own context it made the program's
+ * cudaDeviceSynchronize wait for the proxy's stream.
+ *
+ * Invariants of the protocol, for any number of processes (PEs) and proxy
+ * threads sharing one GPU, time-sliced or under MPS (each PE has its own
+ * FIFO, word block, proxy and queue; nothing below is shared between PEs):
+ *  1. A ticket is handed out once (atomicAdd on this PE's issue word) and
+ *     its slot is written only after the slot's previous lap was taken:
+ *     ticket + 1 - slots <= consumed (the kernel waits, never overwrites).
+ *  2. A slot is fresh for ticket t iff its ctl carries lap t / slots + 1;
+ *     ctl is stored last, after a system-scope fence, so a fresh slot's
+ *     dst, src and len are visible to this thread once ctl is.
+ *  3. The proxy takes tickets strictly in order (head), so consumed is a
+ *     prefix of the tickets, and it publishes consumed only after copying
+ *     the slots out.
+ *  4. Every batch ends with SIGNAL(complete := head) on the one stream of
+ *     this PE's proxy queue, behind the batch's copies: complete is a
+ *     prefix of the tickets, monotonic, and covers their data.
+ *  5. A kernel's quiet waits for complete >= issue as read at its start:
+ *     every ticket issued before is taken (2, 3) and completed (4).
+ *  6. Nothing the proxy waits for depends on a kernel of this PE making
+ *     progress, except the publication of a reserved slot (a thread
+ *     between its atomicAdd and its ctl store): a hole at head with a
+ *     later ticket written is reported after SHMEM_DEV_STALL_TIMEOUT.
+ *  7. Waits that can stall are bounded: the kernel's waits for room and
+ *     for completion (shmemx_cuda.h) and the proxy's waits for the
+ *     engines and for a hole at head end the job with one line naming the
+ *     PE, the ticket and the counters after SHMEM_DEV_STALL_TIMEOUT.
  */
 #include "sdma/cuda/cuda_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #define DEV_BATCH_MAX 1024 /* slots per batch */
-#define DEV_SLEEP_MAX_NS 100000
+#define DEV_SLEEP_SHORT_NS 10000   /* sleep step cap, first 20 ms idle */
+#define DEV_SHORT_STEPS_NS 20000000
+#define DEV_SLEEP_MAX_NS 50000     /* after that */
 
 static struct {
     int open;
@@ -46,12 +82,101 @@ static struct {
     uint64_t slots;
     long spin_us;
     uint64_t *complete;
+    uint64_t stall_ns;
     void (*host_op)(uint64_t what, uint64_t arg);
     int (*poll_op)(void);
+    void (*fatal)(const char *routine, const char *msg);
     pthread_t th;
     volatile int stop;
     uint64_t requests, batches, sleeps, host_ops;
 } dv;
+
+/* What the proxy watches for stalls: a value and when it last moved. */
+typedef struct {
+    uint64_t seen, since;
+} watch_t;
+
+/* 1 when v has not moved for stall_ns (restarts the watch when it did). */
+static int stalled(watch_t *w, uint64_t v, uint64_t now)
+{
+    if (!dv.stall_ns || v != w->seen || !w->since) {
+        w->seen = v;
+        w->since = now;
+        return 0;
+    }
+    return now - w->since > dv.stall_ns;
+}
+
+static void stall_fatal(const char *fmt, ...) DSM_PRINTF(1, 2);
+static void stall_fatal(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    dv.fatal("device API proxy", msg);
+}
+
+/* The engines finished nothing of what was posted for stall_ns. */
+static void check_engines(watch_t *w, uint64_t posted, uint64_t head,
+                          uint64_t now)
+{
+    uint64_t r = __atomic_load_n(&dv.q->retired, __ATOMIC_ACQUIRE);
+    if (r >= posted) {
+        w->since = 0;
+        return;
+    }
+    if (stalled(w, r, now))
+        stall_fatal("the copy engines completed nothing for %llu s: engine "
+                    "commands posted %llu, completed %llu (tickets taken "
+                    "%llu); SHMEM_DEV_STALL_TIMEOUT sets the bound",
+                    (unsigned long long)(dv.stall_ns / 1000000000ull),
+                    (unsigned long long)posted, (unsigned long long)r,
+                    (unsigned long long)head);
+}
+
+/* Ticket head is not written while head + 1 is: a kernel thread reserved
+ * a slot and did not publish it (invariant 6). */
+static void check_hole(watch_t *w, uint64_t head, uint64_t now)
+{
+    const uint64_t mask = dv.slots - 1, next = head + 1;
+    volatile dsm_sdma_devreq_t *r = &dv.fifo[next & mask];
+    uint64_t ctl = __atomic_load_n(&r->ctl, __ATOMIC_ACQUIRE);
+    if (dv.slots < 2 || (uint32_t)(ctl >> 32) != (uint32_t)(next / dv.slots + 1)) {
+        w->since = 0;
+        return;
+    }
+    if (stalled(w, head, now))
+        stall_fatal("ticket %llu was reserved by a kernel thread and not "
+                    "written for %llu s while ticket %llu was (tickets taken "
+                    "%llu, FIFO of %llu slots); SHMEM_DEV_STALL_TIMEOUT sets "
+                    "the bound",
+                    (unsigned long long)head,
+                    (unsigned long long)(dv.stall_ns / 1000000000ull),
+                    (unsigned long long)next, (unsigned long long)head,
+                    (unsigned long long)dv.slots);
+}
+
+/* While idle: every keepalive_ns a stream write on the proxy's queue,
+ * EXPERIMENT (DSM_DEV_KEEPALIVE_US): whether a GPU whose engines saw
+ * nothing for 100 ms answers the next request faster when kept busy. */
+static uint64_t keepalive_ns, keepalive_last;
+static uint64_t keepalive_word;
+
+static void keepalive(uint64_t now)
+{
+    if (!keepalive_ns || now - keepalive_last < keepalive_ns)
+        return;
+    keepalive_last = now;
+    dsm_cmd_t c;
+    memset(&c, 0, sizeof(c));
+    c.op = DSM_CMD_SIGNAL;
+    c.u.sig.word = dv.complete;
+    c.u.sig.value = __atomic_load_n(dv.consumed, __ATOMIC_ACQUIRE);
+    (void)keepalive_word;
+    (void)dsm_sdma_post(dv.q, &c, 1);
+}
 
 static void *proxy_main(void *arg)
 {
@@ -60,15 +185,19 @@ static void *proxy_main(void *arg)
     const uint64_t mask = dv.slots - 1;
     uint64_t head = 0, last = dsm_now_ns(), posted = 0;
     long sleep_ns = 0;
+    watch_t weng = {0, 0}, whole = {0, 0};
 
     if (!cmds) {
         dsm_log_error("cuda backend: device API proxy: out of memory");
         _exit(1);
     }
+    /* Sleep steps of a few us are what they say, not 50 us more (the
+     * default timer slack). */
+    (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     while (!dv.stop) {
         size_t n = 0;
         int host = 0;
-        uint64_t what = 0, harg = 0;
+        uint64_t what = 0, harg = 0, now;
         while (n < DEV_BATCH_MAX) {
             volatile dsm_sdma_devreq_t *r = &dv.fifo[head & mask];
             uint64_t ctl = __atomic_load_n(&r->ctl, __ATOMIC_ACQUIRE);
@@ -119,6 +248,7 @@ static void *proxy_main(void *arg)
              * collective is done). The FIFO's later requests wait. */
             while (__atomic_load_n(&dv.q->retired, __ATOMIC_ACQUIRE) < posted) {
                 dsm_sdma_progress(s, 0);
+                check_engines(&weng, posted, head, dsm_now_ns());
                 dsm_cpu_relax();
             }
             dv.host_op(what, harg);
@@ -137,7 +267,7 @@ static void *proxy_main(void *arg)
             continue;
         }
         /* Kernel-triggered persistent requests: post their next
-         * instances; one in use keeps this thread awake. */
+         * instances; one in flight keeps this thread awake. */
         if (dv.poll_op && dv.poll_op()) {
             last = dsm_now_ns();
             sleep_ns = 0;
@@ -145,11 +275,23 @@ static void *proxy_main(void *arg)
         /* Retire what the engines finished, so the queue has room. */
         if (__atomic_load_n(&dv.q->retired, __ATOMIC_ACQUIRE) < posted)
             dsm_sdma_progress(s, 0);
-        if (dsm_now_ns() - last < (uint64_t)dv.spin_us * 1000) {
+        now = dsm_now_ns();
+        check_engines(&weng, posted, head, now);
+        check_hole(&whole, head, now);
+        if (now - last < (uint64_t)dv.spin_us * 1000) {
             dsm_cpu_relax();
             continue;
         }
-        sleep_ns = sleep_ns ? DSM_MIN(sleep_ns * 2, DEV_SLEEP_MAX_NS) : 2000;
+        /* Idle: sleep in steps growing from 2 us, to 10 us in the first
+         * 20 ms without requests (a request then waits ~5 us on average
+         * for the proxy) and to 50 us after that (an idle PE costs a
+         * wake-up every 50 us: ~2 % of a core). */
+        keepalive(now);
+        sleep_ns = sleep_ns ? DSM_MIN(sleep_ns * 2,
+                                      now - last < DEV_SHORT_STEPS_NS
+                                          ? DEV_SLEEP_SHORT_NS
+                                          : DEV_SLEEP_MAX_NS)
+                            : 2000;
         struct timespec ts = {0, sleep_ns};
         nanosleep(&ts, NULL);
         dv.sleeps++;
@@ -168,7 +310,7 @@ dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
     CUresult rc;
     dsm_status_t st;
 
-    if (!s || !c->slots || (c->slots & (c->slots - 1)))
+    if (!s || !c->slots || (c->slots & (c->slots - 1)) || !c->fatal)
         return DSM_ERR_INVAL;
     if (dv.open) {
         /* One FIFO per process: hand out the same one. */
@@ -199,9 +341,15 @@ dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
     dv.slots = c->slots;
     dv.spin_us = c->spin_us;
     dv.complete = c->complete;
+    dv.stall_ns = c->stall_ns;
     dv.host_op = c->host_op;
     dv.poll_op = c->poll_op;
+    dv.fatal = c->fatal;
     dv.stop = 0;
+    {
+        const char *k = getenv("DSM_DEV_KEEPALIVE_US"); /* EXPERIMENT */
+        keepalive_ns = k ? (uint64_t)atol(k) * 1000 : 0;
+    }
     if (pthread_create(&dv.th, NULL, proxy_main, s)) {
         dsm_log_error("shmemx_dev_get: cannot start the proxy thread: %s",
                       strerror(errno));
