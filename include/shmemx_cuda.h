@@ -219,7 +219,7 @@ SHMEMX_DEV_FN void shmemx_dev__stalled(const shmemx_dev_t &d,
 {
     printf("dmashmem: PE %d: %s: no progress for %llu ms waiting for %s "
            "(want %llu, have %llu; tickets issued %llu, completed %llu, "
-           "taken by the proxy %llu)\n",
+           "taken by the proxy %llu; shmemx_dev(3), Stalls)\n",
            d.me, routine, (unsigned long long)(d.stall_ns / 1000000), what,
            want, have,
            *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_ISSUE],

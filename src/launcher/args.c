@@ -241,6 +241,14 @@ int dsm_launcher_parse_args(int argc, char **argv, options_t *o)
         fprintf(stderr, PROG ": setenv: %s\n", strerror(errno));
         return 1;
     }
+    /* CUDA's lazy loading makes a kernel's first launch wait for the
+     * context's running kernels; one that waits in the device API for the
+     * proxy then never ends (shmemx_dev(3), Hazards; issue #26). Loaded
+     * at start unless the user chose. */
+    if (setenv("CUDA_MODULE_LOADING", "EAGER", 0) < 0) {
+        fprintf(stderr, PROG ": setenv: %s\n", strerror(errno));
+        return 1;
+    }
     o->argv = argv + i;
     return -1;
 bad:

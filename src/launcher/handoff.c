@@ -65,10 +65,12 @@ static void print_word(const char *w)
 }
 
 /* Variables the PEs read, exported by name to remote nodes (mpirun -x;
- * srun exports the whole environment by default). */
+ * srun exports the whole environment by default); CUDA_MODULE_LOADING
+ * too (args.c sets it). */
 static bool forwarded_var(const char *e)
 {
-    return (strncmp(e, "SHMEM_", 6) == 0 || strncmp(e, "SMA_", 4) == 0) &&
+    return (strncmp(e, "SHMEM_", 6) == 0 || strncmp(e, "SMA_", 4) == 0 ||
+            strncmp(e, "CUDA_MODULE_LOADING=", 20) == 0) &&
            strchr(e, '=');
 }
 

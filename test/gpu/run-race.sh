@@ -10,6 +10,10 @@
 #             time-sliced (no MPS), then RACE_MPS_RUNS times (default 5) at
 #             2 and 4 PEs under the launcher's MPS daemon (--mps); each run
 #             is a pass or a failure with the first lines it printed
+#   dev_race overlap (every warp the same chunks, host puts meanwhile, PE 0
+#             launches its wait kernel while the put kernel runs) RACE_MPS_RUNS
+#             times at 2 PEs and 4 PEs (--mps), and once with lazy loading
+#             (CUDA_MODULE_LOADING=LAZY), which must end with the stall line
 #   dev_race stall  1 and 2 PEs with SHMEM_DEV_STALL_TIMEOUT=2: the job must
 #             end non-zero within 20 s with the library's stall line
 #   gpu_devbench --only idle  (RACE_BENCH=1, the default): put 8 B + quiet
@@ -81,13 +85,33 @@ if [ -n "${RACE_OLD:-}" ] && [ -d "$RACE_OLD" ]; then
         races "OLD dev_race 4 PEs, 1 GPU" "$SRC/build-old" 4 "${RACE_OLD_RUNS:-4}"
     fi
 fi
-races "dev_race 1 PE" "$B" 1 2
+if [ -n "${RACE_QUICK:-}" ]; then
+    # After a fix: the case that failed, then the benchmark rows.
+    RACE_ARGS="2 overlap" races "dev_race overlap 2 PEs, 1 GPU" "$B" 2 "$RACE_QUICK"
+    RACE_ARGS="2 overlap" races "dev_race overlap 4 PEs, 1 GPU, --mps" "$B" 4 "$RACE_QUICK" --mps
+    RUNS=0 MRUNS=0
+fi
+races "dev_race 1 PE" "$B" 1 $([ "$RUNS" = 0 ] && echo 0 || echo 2)
 races "dev_race 2 PEs, 1 GPU (time-sliced)" "$B" 2 "$RUNS"
 races "dev_race 4 PEs, 1 GPU (time-sliced)" "$B" 4 "$RUNS"
 races "dev_race 2 PEs, 1 GPU, --mps" "$B" 2 "$MRUNS" --mps
 races "dev_race 4 PEs, 1 GPU, --mps" "$B" 4 "$MRUNS" --mps
 RACE_ARGS="2 overlap" races "dev_race overlap 2 PEs, 1 GPU" "$B" 2 "$MRUNS"
 RACE_ARGS="2 overlap" races "dev_race overlap 4 PEs, 1 GPU, --mps" "$B" 4 "$MRUNS" --mps
+# With lazy loading (what mpirun gives unless set): the program's first
+# launch of its wait kernel stops the job; the stall line must end it.
+t0=$SECONDS
+CUDA_MODULE_LOADING=LAZY timeout 60 "$B/src/launcher/shmem_launcher" -n 2 --timeout 55 \
+    "$B/dev_race" 2 overlap >"$LAST" 2>&1
+rc=$?
+cat "$LAST" >>"$TESTS_LOG"
+if grep -q "^PASS: dev_race" "$LAST"; then
+    row "dev_race overlap, CUDA_MODULE_LOADING=LAZY" "passed (rc=$rc, $((SECONDS - t0)) s)"
+elif grep -q "no progress for" "$LAST" && grep -q "lazy loading is on" "$LAST"; then
+    row "dev_race overlap, CUDA_MODULE_LOADING=LAZY" "stopped, ended by the stall line in $((SECONDS - t0)) s (note printed)"
+else
+    row "dev_race overlap, CUDA_MODULE_LOADING=LAZY" "FAIL rc=$rc: $(grep -m2 -E 'dmashmem|FAIL' "$LAST" | tr '\n' ' ' | cut -c1-200)"
+fi
 
 # The device API's own test, to see that nothing else moved.
 run "dev_api 1 PE (all phases)" 60 "$B/src/launcher/shmem_launcher" -n 1 --timeout 55 \

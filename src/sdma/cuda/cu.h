@@ -33,6 +33,7 @@
     X(EventCreate, 1)                                                          \
     X(EventRecord, 1)                                                          \
     X(EventDestroy, 1)                                                         \
+    X(ModuleGetLoadingMode, 0)                                                 \
     X(MemcpyAsync, 1)                                                          \
     X(MemcpyBatchAsync, 0)                                                     \
     X(StreamWaitValue64, 1)                                                    \

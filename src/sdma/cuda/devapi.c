@@ -300,6 +300,28 @@ static void *proxy_main(void *arg)
     return NULL;
 }
 
+/* CUDA lazy loading (the default since CUDA 12.2, CUDA_MODULE_LOADING):
+ * a kernel's first launch may synchronise the context, i.e. wait for the
+ * kernels running, and the proxy's copies wait with it. A kernel waiting
+ * for its device API requests then never ends: the job stops, and the
+ * kernel's stall line ends it (dev_race overlap, 2 and 4 PEs on an H200,
+ * 2026-12-04: every run). One note per job (PE 0) where it is on. */
+static void lazy_note(void)
+{
+    CUmoduleLoadingMode m = CU_MODULE_EAGER_LOADING;
+    if (dsm_log_pe != 0 || !dsm_cu.ModuleGetLoadingMode ||
+        dsm_cu.ModuleGetLoadingMode(&m) != CUDA_SUCCESS ||
+        m != CU_MODULE_LAZY_LOADING)
+        return;
+    fprintf(stderr,
+            "dmashmem: note: CUDA lazy loading is on: a kernel launched for "
+            "the first time while a kernel waits in the device API can stop "
+            "the job (the launch waits for that kernel, whose requests wait "
+            "for the launch); set CUDA_MODULE_LOADING=EAGER (shmem_launcher "
+            "does unless it is set) or load your kernels before "
+            "(cudaFuncGetAttributes); shmemx_dev(3)\n");
+}
+
 dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
                                    dsm_sdma_devfifo_t *out)
 {
@@ -356,6 +378,7 @@ dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
         return DSM_ERR_NOMEM;
     }
     dv.open = 1;
+    lazy_note();
     out->fifo = (uint64_t)dfifo;
     out->consumed = (uint64_t)dcons;
     dsm_debug("cuda: device API FIFO of %llu slots, proxy thread started",
