@@ -231,6 +231,10 @@ SHMEM_TYPES_P2P(DSM_SOSX_P2P_)
     shmem_wait_until_all(ivars, nelems, NULL, cmp, cmp_value)
 #define shmemx_wait_until_any shmem_wait_until_any
 #define shmemx_wait_until_some shmem_wait_until_some
+/* shmemx_signal_set(ctx, sig_addr, signal, pe) as SOS offers it, and the
+ * plain form: the standard generic names decide by the first argument. */
+#define shmemx_signal_add shmem_signal_add
+#define shmemx_signal_set shmem_signal_set
 #endif
 
 #if defined(__GNUC__)

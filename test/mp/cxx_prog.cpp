@@ -147,6 +147,12 @@ void collectives()
            "shmemx_int_sum_inscan");
     EXPECT(sout[2] == (me + 1) * (me + 2) / 2, "shmemx_int_sum_inscan data");
     EXPECT(shmem_team_n_pes(SHMEMX_TEAM_NODE) >= 1, "SHMEMX_TEAM_NODE");
+    /* SOS's generic signal names with a context first (C++ overloads). */
+    static uint64_t sig;
+    shmemx_signal_set(SHMEM_CTX_DEFAULT, &sig, 5, me);
+    shmemx_signal_add(SHMEM_CTX_DEFAULT, &sig, 2, me);
+    shmemx_signal_add(&sig, 1, me);
+    EXPECT(shmem_signal_fetch(&sig) == 8, "shmemx_signal_set/add, ctx forms");
     shmem_barrier_all();
 }
 

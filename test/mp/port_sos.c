@@ -104,6 +104,16 @@ static void check_signals(void)
     shmem_barrier_all();
     shmemx_ctx_signal_set(SHMEM_CTX_DEFAULT, &sig, 9, me);
     CHECK(shmem_signal_fetch(&sig) == 9, "shmemx_ctx_signal_set on myself");
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+    /* The generic names take a context first, as SOS's do (its test
+     * shmemx/signal_set.c calls shmemx_signal_set(SHMEM_CTX_DEFAULT, ...)). */
+    shmemx_signal_set(SHMEM_CTX_DEFAULT, &sig, 11, me);
+    CHECK(shmem_signal_fetch(&sig) == 11, "generic shmemx_signal_set, ctx");
+    shmemx_signal_add(SHMEM_CTX_DEFAULT, &sig, 2, me);
+    CHECK(shmem_signal_fetch(&sig) == 13, "generic shmemx_signal_add, ctx");
+    shmemx_signal_add(&sig, 1, me);
+    CHECK(shmem_signal_fetch(&sig) == 14, "generic shmemx_signal_add");
+#endif
     shmem_barrier_all();
 }
 
