@@ -9,6 +9,11 @@
  */
 #include "rma.h"
 
+/* shmemx.h names the generic shmem_signal_add/set for these two (C11 and
+ * C++ programs), but here they are the exported symbols themselves. */
+#undef shmemx_signal_add
+#undef shmemx_signal_set
+
 /* ---- blocked strided RMA ---- */
 #define SOSX_IB_TYPED(T, N)                                                    \
     void pshmemx_##N##_ibput(T *dest, const T *source, ptrdiff_t dst,          \
