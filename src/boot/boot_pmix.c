@@ -296,12 +296,14 @@ static dsm_status_t node_layout(dsm_boot_info_t *info)
     else if (st != DSM_OK)
         dsm_log_error("pmix bootstrap: PE %d: no node layout: %s",
                       (int)px.me.rank, dsm_status_str(st));
-    else
-        dsm_debug("pmix bootstrap: node %d of %d (by %s), node rank %d of %d",
-                  info->node_id, info->num_nodes,
-                  src == DSM_NODES_NONE ? "the PEs' own host names"
-                                        : dsm_node_source_name(src),
-                  info->node_rank, info->node_size);
+    if (st == DSM_OK) {
+        snprintf(info->how, sizeof(info->how), "node layout from %s",
+                 src == DSM_NODES_NONE ? "the PEs' own host names"
+                                       : dsm_node_source_name(src));
+        dsm_debug("pmix bootstrap: node %d of %d (%s), node rank %d of %d",
+                  info->node_id, info->num_nodes, info->how, info->node_rank,
+                  info->node_size);
+    }
 out:
     if (host)
         for (int r = 0; r < n; r++)

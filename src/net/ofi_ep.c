@@ -99,6 +99,16 @@ int dsm_ofi_cq_poll(void)
         if (err.prov_errno)
             fi_cq_strerror(dsm_ofi.cq, err.prov_errno, err.err_data, buf,
                            sizeof(buf));
+        /* The operation's account names its target PE. */
+        const net_op_t *op = err.op_context;
+        if (op && op->pe && op->pe->nc)
+            dsm_ofi_cfg.fatal("network",
+                              "lost PE %d on node %s: an operation to it "
+                              "failed (provider %s): %s%s%s",
+                              (int)(op->pe - op->pe->nc->pe),
+                              dsm_ofi_host((int)(op->pe - op->pe->nc->pe)),
+                              dsm_ofi.prov, dsm_ofi_lib.strerror(err.err),
+                              buf[0] ? ": " : "", buf);
         dsm_ofi_cfg.fatal("network",
                           "a libfabric operation failed (provider %s): "
                           "%s%s%s",
