@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -413,8 +414,27 @@ static void pmix_fini(void)
 
 /* ------------------------------------------------------------ abort */
 
+/* PMIx_Abort asks the server to have the launcher end the job and waits
+ * for its answer; a server cut off from the launcher (a link down between
+ * nodes) never answers. The PE ends within this bound anyway. */
+#define ABORT_WAIT_S 3
+
+static int abort_status;
+
+static void *abort_timer(void *arg)
+{
+    struct timespec ts = {ABORT_WAIT_S, 0};
+    (void)arg;
+    nanosleep(&ts, NULL);
+    _exit(abort_status);
+}
+
 static DSM_NORETURN void pmix_abort(int status, const char *msg)
 {
+    pthread_t t;
+    abort_status = status;
+    if (pthread_create(&t, NULL, abort_timer, NULL) == 0)
+        pthread_detach(t);
     /* Open MPI's mpirun ends the job with our status but does not print
      * the message: print it here, once, as one write. */
     if (msg && *msg) {

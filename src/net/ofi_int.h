@@ -217,6 +217,17 @@ void dsm_ofi_fail(const char *routine, const char *what, int pe, ssize_t rc)
     DSM_NORETURN;
 
 /* ofi_ep.c */
+/* A bounded wait for network completions (ofi_ep.c, "stalls"). */
+typedef struct net_stall {
+    uint64_t seen;  /* completions seen at the last progress */
+    uint64_t since; /* when they last moved (0: not yet checked) */
+    unsigned tick;  /* the clock is read every 64 checks */
+} net_stall_t;
+/* done: the completions waited on so far; ends the job, naming ps's PE
+ * (or nc's first PE with operations outstanding), once they have not
+ * moved for SHMEM_PEER_TIMEOUT. */
+void dsm_ofi_stall_check(net_stall_t *s, uint64_t done, const net_pe_t *ps,
+                         const struct dsm_net_ctx *nc);
 int dsm_ofi_cq_poll(void);
 void *dsm_ofi_prog_main(void *arg);
 void dsm_ofi_op_wait(net_op_t *op);
@@ -256,8 +267,11 @@ static inline void dsm_ofi_wrote(dsm_net_ctx_t *nc, int pe)
 #define NET_POST(nc, routine, what, pe, call)                                  \
     do {                                                                       \
         ssize_t rc_;                                                           \
-        while ((rc_ = (call)) == -FI_EAGAIN)                                   \
+        net_stall_t st_ = {0, 0, 0};                                           \
+        while ((rc_ = (call)) == -FI_EAGAIN) {                                 \
             dsm_ofi_cq_poll();                                                 \
+            dsm_ofi_stall_check(&st_, (nc)->done, &(nc)->pe[pe], NULL);        \
+        }                                                                      \
         if (rc_)                                                               \
             dsm_ofi_fail(routine, what, pe, rc_);                              \
         __atomic_fetch_add(&(nc)->posted, 1, __ATOMIC_ACQ_REL);                \
