@@ -9,7 +9,8 @@
 #     SHMEM_DEBUG's path table (shm to the PEs of its node, the network on
 #     the bridge's interface cl0 to the others, never lo) and SHMEM_INFO's
 #     bootstrap line (pmix, 3 nodes); a few test/mp programs on 3 x 2.
-#  2. The same job through dmashmem's own hand-off, oshrun --hosts.
+#  2. The same job through dmashmem's own hand-off, oshrun --hosts; a
+#     node-local provider (SHMEM_OFI_PROVIDER=shm) refused with its line.
 #  3. Faults during a loop of puts and barriers (SHMEM_PEER_TIMEOUT=4):
 #     n2's link down, n3's orted killed, a PE killed, a PE stopped
 #     (SIGSTOP), SIGTERM to mpirun while a link is down: each job ends
@@ -103,6 +104,13 @@ run cl_on 1 env OMPI_MCA_plm_rsh_agent="$CL_AGENT" \
     timeout -k 5 "$LIMIT" "$OSHRUN" --hosts $HOSTS2 -n 6 "$PROG" check "$MARK"
 expect_rc 0 "oshrun --hosts $HOSTS2 -n 6"
 expect_count 1 "^cluster_prog: 6 PEs on 3 hosts OK\$" "$OUT" "oshrun --hosts"
+
+# A node-local provider in a job over several nodes: refused with its line.
+SHMEM_OFI_PROVIDER=shm run mpirun_cl -np 3 --host $HOSTS1 --map-by node \
+    "$PROG" check "$MARK"
+expect_fail "SHMEM_OFI_PROVIDER=shm over 3 nodes"
+expect_err "shmem_init: libfabric provider shm is refused: it lacks a path to other nodes (it is node-local)" \
+    "SHMEM_OFI_PROVIDER=shm over 3 nodes"
 
 # Between jobs: nothing of the last one on any node.
 expect_nothing_left() {
@@ -203,7 +211,8 @@ pe_pids_on() {
 expect_lost() {
     local node=$1 what=$2 lines bad
     lines=$(printf '%s\n' "$ERR" | grep -E 'lost PE [0-9]+ on node ')
-    printf '%s\n' "$lines" | grep -qE "lost PE [0-9]+ on node $node: no answer" ||
+    printf '%s\n' "$lines" |
+        grep -qE "lost PE [0-9]+ on node $node: (no answer|its heartbeat|a network operation to it has not completed)" ||
         fail "$what: no line names the PE and node lost"
     bad=$(printf '%s\n' "$lines" | grep -vE "lost PE [0-9]+ on node $node:" |
         grep -v ': an operation to it failed')

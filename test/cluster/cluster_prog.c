@@ -4,7 +4,8 @@
  *                           its rank to every PE, gets 256 KiB from every
  *                           PE, fetch-adds a counter on PE 0, fcollects the
  *                           ranks, checks shmem_ptr (non-NULL exactly for
- *                           PEs on its own host) and SHMEM_TEAM_SHARED;
+ *                           PEs on its own host, or itself alone under
+ *                           SHMEM_FORCE_NETWORK) and SHMEM_TEAM_SHARED;
  *                           PE 0 prints "cluster_prog: N PEs on H hosts OK"
  *   cluster_prog traffic S  puts and barriers in a loop for S seconds (the
  *                           faults are made meanwhile); PE 0 prints "ready"
@@ -75,7 +76,8 @@ static void check(int me, int npes)
     /* Shared memory exactly with the PEs of this host. */
     int same = 0;
     for (int pe = 0; pe < npes; pe++) {
-        int here = strcmp(hosts[pe], host) == 0;
+        /* SHMEM_FORCE_NETWORK: every PE is its own node. */
+        int here = mp_network() ? pe == me : strcmp(hosts[pe], host) == 0;
         same += here;
         CHECK(!!shmem_ptr(big, pe) == here, "shmem_ptr of PE %d on %.63s (this "
               "PE on %.63s)", pe, hosts[pe], host);
