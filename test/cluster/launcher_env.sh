@@ -6,7 +6,8 @@
 # are faked here: Slurm's step (SLURM_STEP_NUM_TASKS, and SLURM_NTASKS in
 # a step), PMI-1/PMI-2 (PMI_SIZE), Open MPI (OMPI_COMM_WORLD_SIZE). A
 # count of 1, a variable of the batch script (SLURM_NTASKS outside a
-# step) and SHMEM_BOOTSTRAP=single run as before.
+# step) and SHMEM_BOOTSTRAP=single run as before. Then SHMEM_INFO's
+# bootstrap line and SHMEM_DEBUG's path table on one node, 2 and 4 PEs.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 unset SLURM_STEP_NUM_TASKS SLURM_NTASKS SLURM_STEP_ID SLURM_PROCID PMI_SIZE \
     PMI_RANK PMI_FD OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_RANK PMIX_RANK \
@@ -46,4 +47,27 @@ done
 run env SLURM_STEP_NUM_TASKS=4 SLURM_STEP_ID=0 "$LAUNCHER" -n 2 "$EXIT_PROG" ok "$MARK"
 expect_rc 0 "shmem_launcher -n 2 inside a Slurm step"
 expect_clean "lone tasks"
-echo "PASS: lone tasks of a parallel launch stop with a line saying how to start the job"
+
+# SHMEM_INFO names the bootstrap and the nodes; SHMEM_DEBUG prints the path
+# table (test/cluster/cluster.sh checks both on three nodes under PMIx).
+for n in 2 4; do
+    run env SHMEM_INFO=1 SHMEM_DEBUG=1 "$LAUNCHER" -n $n "$EXIT_PROG" ok "$MARK"
+    expect_rc 0 "SHMEM_INFO on $n PEs"
+    expect_count 1 "^bootstrap: launcher, $n PEs on 1 node\$" "$OUT" "SHMEM_INFO's bootstrap line"
+    for pe in $(seq 0 $((n - 1))); do
+        expect_count 1 "^dmashmem: debug: PE $pe: paths: PEs 0-$((n - 1)) -> shm (load/store, cpu engines), AMOs shm\$" \
+            "$ERR" "PE $pe's path table"
+    done
+    run env SHMEM_FORCE_NETWORK=1 SHMEM_DEBUG=1 "$LAUNCHER" -n $n "$EXIT_PROG" ok "$MARK"
+    expect_rc 0 "SHMEM_DEBUG with SHMEM_FORCE_NETWORK on $n PEs"
+    others="PEs 1-$((n - 1))"
+    [ $n -eq 2 ] && others="PE 1"
+    expect_count 1 "^dmashmem: debug: PE 0: paths: $others -> net ([^ ]* on lo), AMOs net\$" \
+        "$ERR" "PE 0's path table over the network"
+    expect_count 1 "^dmashmem: debug: PE 0: paths: PE 0 -> shm (load/store, cpu engines), AMOs net\$" \
+        "$ERR" "PE 0's path to itself"
+done
+run env SHMEM_INFO=1 "$EXIT_PROG" ok "$MARK"
+expect_count 1 "^bootstrap: single, 1 PE on 1 node\$" "$OUT" "a program run alone"
+expect_clean "SHMEM_INFO and SHMEM_DEBUG"
+echo "PASS: lone tasks of a parallel launch stop with a line saying how to start the job; SHMEM_INFO's bootstrap line and SHMEM_DEBUG's path table"
