@@ -217,8 +217,12 @@ bad:
     node_map_free(m);
 }
 
-/* Every PE publishes its own host name; used when the server's answers
- * place no rank on a node for every rank. */
+/* Every PE publishes its own host name; used when no answer of the server
+ * places every rank. Collective (a fence): every PE takes this branch or
+ * none: what decides it is the job's data (the node map, PMIX_HOSTNAME of
+ * every rank), the same on every PE, or PMIX_NODEID, which a server that
+ * answers it only for the caller's node leaves incomplete on every node of
+ * a job over several. */
 static dsm_status_t exchange_hosts(char **host)
 {
     char me[256] = "";
