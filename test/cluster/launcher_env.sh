@@ -58,6 +58,8 @@ for n in 2 4; do
         expect_count 1 "^dmashmem: debug: PE $pe: paths: PEs 0-$((n - 1)) -> shm (load/store, cpu engines), AMOs shm\$" \
             "$ERR" "PE $pe's path table"
     done
+    # The network's side needs the libfabric path.
+    grep -q '^#define DSM_HAVE_OFI 1' "$top_builddir/config/dsm_config.h" || continue
     run env SHMEM_FORCE_NETWORK=1 SHMEM_DEBUG=1 "$LAUNCHER" -n $n "$EXIT_PROG" ok "$MARK"
     expect_rc 0 "SHMEM_DEBUG with SHMEM_FORCE_NETWORK on $n PEs"
     others="PEs 1-$((n - 1))"
