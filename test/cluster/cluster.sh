@@ -8,7 +8,7 @@
 #     gets, atomics, fcollect, shmem_ptr and SHMEM_TEAM_SHARED per host);
 #     SHMEM_DEBUG's path table (shm to the PEs of its node, the network on
 #     the bridge's interface cl0 to the others, never lo) and SHMEM_INFO's
-#     bootstrap line (pmix, 3 nodes); a few test/mp programs on 3 x 2.
+#     bootstrap line (pmix, 3 nodes); test/mp/signal_ops on 3 x 2.
 #  2. The same job through dmashmem's own hand-off, oshrun --hosts; a
 #     node-local provider (SHMEM_OFI_PROVIDER=shm) refused with its line.
 #  3. Faults during a loop of puts and barriers (SHMEM_PEER_TIMEOUT=4):
@@ -91,13 +91,13 @@ for pe in 0 1 2 3 4 5; do
 done
 printf '%s\n' "$ERR" | grep 'paths:' | grep -q ' on lo' && fail "a path runs on lo"
 
-for prog in signal_ops; do
-    run mpirun_cl -np 6 --host $HOSTS2 --map-by node \
-        "$TOP_B/test/mp/$prog" "$MARK"
-    expect_rc 0 "$prog on 3 nodes x 2 PEs"
-    printf '%s\n%s\n' "$OUT" "$ERR" | grep -q '^FAIL' &&
-        fail "$prog on 3 nodes x 2 PEs printed FAIL"
-done
+# A test/mp program over the nodes (signals: puts, signal words, waits).
+run mpirun_cl -np 6 --host $HOSTS2 --map-by node \
+    "$TOP_B/test/mp/signal_ops" "$MARK"
+expect_rc 0 "signal_ops on 3 nodes x 2 PEs"
+printf '%s\n%s\n' "$OUT" "$ERR" | grep -q '^FAIL' &&
+    fail "signal_ops on 3 nodes x 2 PEs printed FAIL"
+expect_count 1 "^signal_ops: 6 PEs OK\$" "$OUT" "signal_ops on 3 nodes x 2 PEs"
 
 # ---------------------------------------------------------------- 2: oshrun
 run cl_on 1 env OMPI_MCA_plm_rsh_agent="$CL_AGENT" \

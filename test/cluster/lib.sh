@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by test/cluster/*.sh: a cluster of NODES "nodes" simulated on
 # this machine, and the helpers to run jobs on it.
 #
@@ -105,8 +106,8 @@ EOF
 # cl_wait_reach I J: node nI reaches nJ over TCP (bash's /dev/tcp to a
 # closed port answers "refused" as soon as the link works).
 cl_wait_reach() {
-    local k
-    for k in $(seq 50); do
+    local _
+    for _ in $(seq 50); do
         if ip netns exec "$(cl_ns "$1")" timeout 1 bash -c \
             "exec 3<>/dev/tcp/$CL_NET.$2/9" 2>&1 | grep -q refused; then
             return 0
