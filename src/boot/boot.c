@@ -3,6 +3,7 @@
  * or "auto") the first that applies: launcher (its environment is present),
  * pmix (compiled in and PMIX_RANK set), single.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -67,8 +68,102 @@ static dsm_status_t start(const dsm_boot_ops_t *ops, dsm_boot_info_t *info)
     return DSM_OK;
 }
 
+static dsm_status_t dsm_boot_pick(const char *forced,
+                                  const dsm_boot_ops_t **ops,
+                                  dsm_boot_info_t *info);
+
+/* ------------------------------------------------------------ lone tasks */
+
+/* A task of a parallel launch that no bootstrap of ours can join runs as
+ * a 1-PE job of its own, and N of them "succeed" side by side (#32: every
+ * task of `srun --mpi=pmi2` printed "PE 0 of 1"). The launchers' own
+ * variables tell: the first that says more than one task, with the way to
+ * start the job that works, or NULL. */
+typedef struct lone {
+    const char *var;  /* the variable that says N tasks */
+    long tasks;
+    const char *hint; /* how to start the job instead */
+} lone_t;
+
+static long env_count(const char *name)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n;
+    if (!v || !*v)
+        return 0;
+    n = strtol(v, &end, 10);
+    return *end ? 0 : n;
+}
+
+static int lone_task(lone_t *l)
+{
+#ifdef DSM_HAVE_PMIX
+    const char *pmix_hint = "start it with srun --mpi=pmix or Open MPI's "
+                            "mpirun (dmashmem joins jobs through PMIx)";
+#else
+    const char *pmix_hint = "this dmashmem was built without PMIx, so it "
+                            "cannot join a job started by srun or mpirun: "
+                            "install libpmix-dev and rebuild, or use "
+                            "shmem_launcher -n N on one node";
+#endif
+    if (getenv("PMIX_RANK") && !getenv("OMPI_COMM_WORLD_SIZE")) {
+        /* A PMIx launcher says no size in the environment. */
+#ifndef DSM_HAVE_PMIX
+        *l = (lone_t){"PMIX_RANK", 2, pmix_hint};
+        return 1;
+#endif
+    }
+    if ((l->tasks = env_count("OMPI_COMM_WORLD_SIZE")) > 1) {
+        l->var = "OMPI_COMM_WORLD_SIZE";
+        l->hint = pmix_hint;
+        return 1;
+    }
+    if ((l->tasks = env_count("PMI_SIZE")) > 1) {
+        /* PMI-1/PMI-2: MPICH's hydra, srun --mpi=pmi2 (PMI_FD). */
+        l->var = "PMI_SIZE";
+        l->hint = "it was started through PMI-1/PMI-2 (srun --mpi=pmi2, "
+                  "MPICH's mpiexec), which dmashmem does not speak: start "
+                  "it with srun --mpi=pmix or Open MPI's mpirun";
+        return 1;
+    }
+    if ((l->tasks = env_count("SLURM_STEP_NUM_TASKS")) > 1 ||
+        (getenv("SLURM_STEP_ID") &&
+         (l->tasks = env_count("SLURM_NTASKS")) > 1)) {
+        l->var = env_count("SLURM_STEP_NUM_TASKS") > 1 ? "SLURM_STEP_NUM_TASKS"
+                                                       : "SLURM_NTASKS";
+        l->hint = "srun started it without PMIx (the site's default MPI "
+                  "plugin, or --mpi=pmi2/none): start it with srun "
+                  "--mpi=pmix";
+        return 1;
+    }
+    return 0;
+}
+
 dsm_status_t dsm_boot_select(const char *forced, const dsm_boot_ops_t **ops,
                              dsm_boot_info_t *info)
+{
+    dsm_status_t st = dsm_boot_pick(forced, ops, info);
+    lone_t l;
+    /* SHMEM_BOOTSTRAP=single is a 1-PE job on purpose. */
+    if (st == DSM_OK && info->size == 1 &&
+        !(forced && strcasecmp(forced, "single") == 0) && lone_task(&l)) {
+        dsm_log_error("shmem_init: the launcher started %ld tasks (%s=%s), "
+                      "but the %s bootstrap sees a job of 1 PE: every task "
+                      "would run alone; %s",
+                      l.tasks, l.var, getenv(l.var) ? getenv(l.var) : "",
+                      (*ops)->name, l.hint);
+        if ((*ops)->fini)
+            (*ops)->fini();
+        *ops = NULL;
+        return DSM_ERR_INVAL;
+    }
+    return st;
+}
+
+static dsm_status_t dsm_boot_pick(const char *forced,
+                                  const dsm_boot_ops_t **ops,
+                                  dsm_boot_info_t *info)
 {
     size_t i;
     if (forced && *forced && strcasecmp(forced, "auto") != 0) {

@@ -26,6 +26,8 @@ typedef struct dsm_boot_info {
     int node_size; /* PEs on this node */
     int node_id;   /* dense index of this node, 0..num_nodes-1 */
     int num_nodes;
+    char how[96]; /* how the layout was learnt, for SHMEM_INFO ("" if
+                   * there is nothing to say) */
 } dsm_boot_info_t;
 
 typedef struct dsm_boot_ops {

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@
 #include "common/common.h"
 
 #include "boot/boot_pmix_int.h"
+#include "boot/node_layout.h"
 
 dsm_pmix_state_t dsm_pmix_px = {
     .lock = PTHREAD_MUTEX_INITIALIZER, .lfd = -1, .stop_rd = -1, .stop_wr = -1};
@@ -131,102 +133,190 @@ static pmix_status_t get_u32(pmix_rank_t rank, const char *key, uint32_t *out)
 
 /* ------------------------------------------------------------ node layout */
 
-typedef struct node_key {
-    int rank;
-    uint32_t id; /* PMIX_NODEID, when every rank has one */
-    char *host;  /* else PMIX_HOSTNAME */
-} node_key_t;
-
-static int by_node(const void *a, const void *b)
+/* A string answer (PMIX_HOSTNAME, PMIX_LOCAL_PEERS) about rank; NULL when
+ * the server has none. The caller frees it. */
+static char *get_str(pmix_rank_t rank, const char *key)
 {
-    const node_key_t *x = a, *y = b;
-    if (x->host || y->host) {
-        int c = strcmp(x->host ? x->host : "", y->host ? y->host : "");
-        if (c)
-            return c;
-    } else if (x->id != y->id) {
-        return x->id < y->id ? -1 : 1;
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    char *s = NULL;
+    dsm_pmix_load_proc(&p, rank);
+    if (PMIx_Get(&p, key, NULL, 0, &v) == PMIX_SUCCESS && v &&
+        v->type == PMIX_STRING && v->data.string)
+        s = strdup(v->data.string);
+    if (v)
+        PMIX_VALUE_RELEASE(v);
+    return s;
+}
+
+/* The node map: PMIx_Resolve_nodes names the job's nodes, and
+ * PMIx_Resolve_peers the ranks of each. Servers without PMIX_NODE_MAP
+ * (Open MPI 4.1) answer "not found": map_nodes stays 0. */
+typedef struct node_map {
+    int nodes;
+    int *count;
+    int **ranks;
+} node_map_t;
+
+static void node_map_free(node_map_t *m)
+{
+    for (int i = 0; i < m->nodes; i++)
+        free(m->ranks[i]);
+    free(m->ranks);
+    free(m->count);
+    memset(m, 0, sizeof(*m));
+}
+
+static void node_map_load(node_map_t *m)
+{
+    char *list = NULL, *save = NULL, *tok;
+    int cap = 0;
+
+    memset(m, 0, sizeof(*m));
+    if (PMIx_Resolve_nodes(px.me.nspace, &list) != PMIX_SUCCESS || !list)
+        return;
+    for (tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        pmix_proc_t *procs = NULL;
+        size_t np = 0;
+        if (PMIx_Resolve_peers(tok, px.me.nspace, &procs, &np) !=
+                PMIX_SUCCESS ||
+            np == 0) {
+            if (procs)
+                PMIX_PROC_FREE(procs, np);
+            continue; /* a node of the allocation without PEs of ours */
+        }
+        if (m->nodes == cap) {
+            int nc = cap ? 2 * cap : 8;
+            int *c = realloc(m->count, (size_t)nc * sizeof(int));
+            int **r = c ? realloc(m->ranks, (size_t)nc * sizeof(int *)) : NULL;
+            if (c)
+                m->count = c;
+            if (!r) {
+                PMIX_PROC_FREE(procs, np);
+                goto bad;
+            }
+            m->ranks = r;
+            cap = nc;
+        }
+        m->ranks[m->nodes] = malloc(np * sizeof(int));
+        if (!m->ranks[m->nodes]) {
+            PMIX_PROC_FREE(procs, np);
+            goto bad;
+        }
+        m->count[m->nodes] = (int)np;
+        for (size_t j = 0; j < np; j++)
+            m->ranks[m->nodes][j] = (int)procs[j].rank;
+        m->nodes++;
+        PMIX_PROC_FREE(procs, np);
     }
-    return x->rank - y->rank;
+    free(list);
+    return;
+bad:
+    free(list);
+    node_map_free(m);
 }
 
-static bool same_node(const node_key_t *x, const node_key_t *y)
+/* Every PE publishes its own host name; used when no answer of the server
+ * places every rank. Collective (a fence): every PE takes this branch or
+ * none: what decides it is the job's data (the node map, PMIX_HOSTNAME of
+ * every rank), the same on every PE, or PMIX_NODEID, which a server that
+ * answers it only for the caller's node leaves incomplete on every node of
+ * a job over several. */
+static dsm_status_t exchange_hosts(char **host)
 {
-    if (x->host || y->host)
-        return strcmp(x->host ? x->host : "", y->host ? y->host : "") == 0;
-    return x->id == y->id;
+    char me[256] = "";
+    dsm_status_t st;
+    gethostname(me, sizeof(me) - 1);
+    st = dsm_pmix_put_scoped(PMIX_GLOBAL, KEY_PREFIX "host", me, strlen(me));
+    if (st == DSM_OK)
+        st = dsm_pmix_fence();
+    for (int r = 0; st == DSM_OK && r < px.size; r++) {
+        char buf[256];
+        size_t len = sizeof(buf) - 1;
+        st = dsm_pmix_get_raw(r, KEY_PREFIX "host", buf, &len, 1);
+        if (st == DSM_OK) {
+            buf[len] = '\0';
+            free(host[r]);
+            host[r] = strdup(buf);
+            if (!host[r])
+                st = DSM_ERR_NOMEM;
+        }
+    }
+    return st;
 }
 
-/* Dense node ids 0..num_nodes-1, in the order of the servers' node ids (or
- * host names), from PMIX_NODEID of every rank, else PMIX_HOSTNAME. */
+/* px.node_of and info's node fields from the server's answers
+ * (node_layout.h: the node map, else PMIX_HOSTNAME, else PMIX_NODEID of
+ * every rank, else the host names the PEs exchange), checked against
+ * PMIX_LOCAL_PEERS, PMIX_LOCAL_SIZE and PMIX_LOCAL_RANK. */
 static dsm_status_t node_layout(dsm_boot_info_t *info)
 {
     const int n = px.size;
-    node_key_t *k = calloc((size_t)n, sizeof(*k));
-    bool by_host = false;
-    dsm_status_t st = DSM_OK;
-    pmix_status_t rc = PMIX_SUCCESS;
-    int r, i;
+    dsm_node_answers_t a = {.size = n, .me = (int)px.me.rank,
+                            .local_size = -1, .local_rank = -1};
+    char **host = calloc((size_t)n, sizeof(char *));
+    int64_t *id = malloc((size_t)n * sizeof(int64_t));
+    node_map_t map;
+    dsm_node_source_t src = DSM_NODES_NONE;
+    dsm_status_t st = DSM_ERR_NOMEM;
+    char err[320] = "";
+    uint32_t u;
 
+    node_map_load(&map);
     px.node_of = calloc((size_t)n, sizeof(int));
-    if (!k || !px.node_of) {
-        free(k);
-        return DSM_ERR_NOMEM;
+    if (!host || !id || !px.node_of)
+        goto out;
+    a.map_nodes = map.nodes;
+    a.map_count = map.count;
+    a.map_ranks = (const int *const *)map.ranks;
+    for (int r = 0; r < n; r++) {
+        host[r] = get_str((pmix_rank_t)r, PMIX_HOSTNAME);
+        id[r] = get_u32((pmix_rank_t)r, PMIX_NODEID, &u) == PMIX_SUCCESS
+                    ? (int64_t)u
+                    : -1;
     }
-    for (r = 0; r < n; r++) {
-        k[r].rank = r;
-        rc = get_u32((pmix_rank_t)r, PMIX_NODEID, &k[r].id);
-        if (rc != PMIX_SUCCESS)
-            break;
+    a.host = (const char *const *)host;
+    a.nodeid = id;
+    a.local_peers = get_str(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS);
+    if (get_u32(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &u) == PMIX_SUCCESS)
+        a.local_size = (int)u;
+    if (get_u32(px.me.rank, PMIX_LOCAL_RANK, &u) == PMIX_SUCCESS)
+        a.local_rank = (int)u;
+
+    st = dsm_node_layout(&a, px.node_of, info, &src, err, sizeof(err));
+    if (st == DSM_ERR_NOT_FOUND) {
+        /* No answer places every rank: the PEs tell each other. */
+        st = exchange_hosts(host);
+        if (st == DSM_OK)
+            st = dsm_node_layout(&a, px.node_of, info, &src, err,
+                                 sizeof(err));
+        if (st == DSM_OK)
+            src = DSM_NODES_NONE; /* reported as the exchange below */
     }
-    if (rc != PMIX_SUCCESS) {
-        by_host = true;
-        for (r = 0; r < n; r++) {
-            pmix_proc_t p;
-            pmix_value_t *v = NULL;
-            dsm_pmix_load_proc(&p, (pmix_rank_t)r);
-            rc = PMIx_Get(&p, PMIX_HOSTNAME, NULL, 0, &v);
-            if (rc == PMIX_SUCCESS && v->type == PMIX_STRING && v->data.string)
-                k[r].host = strdup(v->data.string);
-            if (v)
-                PMIX_VALUE_RELEASE(v);
-            if (!k[r].host) {
-                dsm_log_error("pmix bootstrap: PE %d: neither %s nor %s of "
-                              "PE %d is known to the PMIx server (%s)",
-                              px.me.rank, PMIX_NODEID, PMIX_HOSTNAME, r,
-                              PMIx_Error_string(rc));
-                st = DSM_ERR_NOT_FOUND;
-                goto out;
-            }
-        }
+    if (st == DSM_ERR_INVAL)
+        dsm_log_error("pmix bootstrap: PE %d: the PMIx server's node layout "
+                      "does not hold together: %s",
+                      (int)px.me.rank, err);
+    else if (st != DSM_OK)
+        dsm_log_error("pmix bootstrap: PE %d: no node layout: %s",
+                      (int)px.me.rank, dsm_status_str(st));
+    if (st == DSM_OK) {
+        snprintf(info->how, sizeof(info->how), "node layout from %s",
+                 src == DSM_NODES_NONE ? "the PEs' own host names"
+                                       : dsm_node_source_name(src));
+        dsm_debug("pmix bootstrap: node %d of %d (%s), node rank %d of %d",
+                  info->node_id, info->num_nodes, info->how, info->node_rank,
+                  info->node_size);
     }
-    qsort(k, (size_t)n, sizeof(*k), by_node);
-    info->num_nodes = 0;
-    info->node_size = 0;
-    for (i = 0; i < n; i++) {
-        if (i > 0 && !same_node(&k[i], &k[i - 1]))
-            info->num_nodes++;
-        px.node_of[k[i].rank] = info->num_nodes;
-    }
-    info->num_nodes++;
-    info->node_id = px.node_of[px.me.rank];
-    /* Node rank: index among the PEs of the node in rank order (k is sorted
-     * by rank within a node). */
-    for (i = 0; i < n; i++) {
-        if (px.node_of[k[i].rank] != info->node_id)
-            continue;
-        if (k[i].rank == (int)px.me.rank)
-            info->node_rank = info->node_size;
-        info->node_size++;
-    }
-    dsm_debug("pmix bootstrap: node %d of %d (by %s), node rank %d of %d",
-              info->node_id, info->num_nodes,
-              by_host ? PMIX_HOSTNAME : PMIX_NODEID, info->node_rank,
-              info->node_size);
 out:
-    for (r = 0; r < n; r++)
-        free(k[r].host);
-    free(k);
+    if (host)
+        for (int r = 0; r < n; r++)
+            free(host[r]);
+    free(host);
+    free(id);
+    free((char *)a.local_peers);
+    node_map_free(&map);
     return st;
 }
 
@@ -260,7 +350,7 @@ static void lost_server(size_t id, pmix_status_t status,
 static dsm_status_t pmix_init(dsm_boot_info_t *info)
 {
     pmix_status_t rc;
-    uint32_t size, lrank, lsize;
+    uint32_t size;
 
     if (px.up)
         return DSM_ERR_INVAL;
@@ -288,16 +378,6 @@ static dsm_status_t pmix_init(dsm_boot_info_t *info)
     info->size = px.size;
     if (node_layout(info) != DSM_OK)
         goto fail;
-    /* The server's own view of the node must agree with the layout. */
-    if (get_u32(px.me.rank, PMIX_LOCAL_RANK, &lrank) == PMIX_SUCCESS &&
-        get_u32(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &lsize) == PMIX_SUCCESS &&
-        (lsize != (uint32_t)info->node_size || lrank >= lsize)) {
-        dsm_log_error("pmix bootstrap: PE %d: the PMIx server says local "
-                      "rank %u of %u, but %d PEs share this node",
-                      (int)px.me.rank, lrank, lsize, info->node_size);
-        goto fail;
-    }
-
     pmix_status_t codes[] = {PMIX_ERR_LOST_CONNECTION, PMIX_ERR_UNREACH};
     rc = PMIx_Register_event_handler(codes, DSM_ARRAY_SIZE(codes), NULL, 0,
                                      lost_server, NULL, NULL);
@@ -338,8 +418,27 @@ static void pmix_fini(void)
 
 /* ------------------------------------------------------------ abort */
 
+/* PMIx_Abort asks the server to have the launcher end the job and waits
+ * for its answer; a server cut off from the launcher (a link down between
+ * nodes) never answers. The PE ends within this bound anyway. */
+#define ABORT_WAIT_S 3
+
+static int abort_status;
+
+static void *abort_timer(void *arg)
+{
+    struct timespec ts = {ABORT_WAIT_S, 0};
+    (void)arg;
+    nanosleep(&ts, NULL);
+    _exit(abort_status);
+}
+
 static DSM_NORETURN void pmix_abort(int status, const char *msg)
 {
+    pthread_t t;
+    abort_status = status;
+    if (pthread_create(&t, NULL, abort_timer, NULL) == 0)
+        pthread_detach(t);
     /* Open MPI's mpirun ends the job with our status but does not print
      * the message: print it here, once, as one write. */
     if (msg && *msg) {

@@ -79,6 +79,9 @@ typedef struct dsm_net_exchange {
 typedef struct dsm_net_config {
     int me, npes;
     int node_size, num_nodes;         /* PEs on this node, nodes in the job */
+    int node_id;                      /* this PE's node (its own rank under
+                                       * SHMEM_FORCE_NETWORK): who watches
+                                       * whom (ofi_live.c) */
     dsm_net_exchange_t exchange;      /* the bootstrap's put/fence/get */
     char *const *mapped;              /* [npes]: non-NULL for the PEs whose
                                        * heap is mapped here; the others are
@@ -100,6 +103,8 @@ typedef struct dsm_net_config {
     const char *completion; /* SHMEM_OFI_COMPLETION: auto, delivery, read */
     const char *fence;      /* SHMEM_OFI_FENCE: auto, quiet, target
                              * (NULL: auto) */
+    long peer_timeout_s;    /* SHMEM_PEER_TIMEOUT: a peer on another node
+                             * silent this long ends the job; 0 = never */
     /* What stays in the runtime. fatal: print "routine: message" and end
      * the job; bad_addr: the one-line error for an address that is not
      * symmetric (or not reachable, or past its segment's end) on pe; wait:
@@ -116,6 +121,9 @@ typedef struct dsm_net_config {
  * prints one line saying which provider lacked what and what to set. */
 dsm_status_t dsm_net_init(const dsm_net_config_t *cfg);
 void dsm_net_fini(void);
+/* Finalize, before the bootstrap's last barrier (after which peers close
+ * their endpoints): this PE stops watching its peers' heartbeats. */
+void dsm_net_quiesce(void);
 /* "tcp;ofi_rxm" etc., or NULL when the network is not in use. */
 const char *dsm_net_provider(void);
 /* One line for SHMEM_INFO: the provider, how quiet completes writes

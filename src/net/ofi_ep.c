@@ -99,6 +99,16 @@ int dsm_ofi_cq_poll(void)
         if (err.prov_errno)
             fi_cq_strerror(dsm_ofi.cq, err.prov_errno, err.err_data, buf,
                            sizeof(buf));
+        /* The operation's account names its target PE. */
+        const net_op_t *op = err.op_context;
+        if (op && op->pe && op->pe->nc)
+            dsm_ofi_cfg.fatal("network",
+                              "lost PE %d on node %s: an operation to it "
+                              "failed (provider %s): %s%s%s",
+                              (int)(op->pe - op->pe->nc->pe),
+                              dsm_ofi_host((int)(op->pe - op->pe->nc->pe)),
+                              dsm_ofi.prov, dsm_ofi_lib.strerror(err.err),
+                              buf[0] ? ": " : "", buf);
         dsm_ofi_cfg.fatal("network",
                           "a libfabric operation failed (provider %s): "
                           "%s%s%s",
@@ -140,17 +150,69 @@ void *dsm_ofi_prog_main(void *arg)
     return NULL;
 }
 
+/* ------------------------------------------------------------ stalls */
+
+/* A wait for completions from the network, bounded: the heartbeat
+ * (ofi_live.c) ends the job when a peer goes silent, but a peer that
+ * answers its heartbeat may still have lost operations (seen on
+ * tcp;ofi_rxm when a link came back after its TCP connection gave up:
+ * a quiet waited for ever). So a wait that sees no completion of what it
+ * waits for during SHMEM_PEER_TIMEOUT ends the job, naming the PE. */
+/* First PE of nc with operations outstanding, or -1. */
+static int pending_pe(const dsm_net_ctx_t *nc)
+{
+    for (int pe = 0; pe < dsm_ofi_cfg.npes; pe++)
+        if (__atomic_load_n(&nc->pe[pe].done, __ATOMIC_ACQUIRE) !=
+            __atomic_load_n(&nc->pe[pe].posted, __ATOMIC_ACQUIRE))
+            return pe;
+    return -1;
+}
+
+void dsm_ofi_stall_check(net_stall_t *s, uint64_t done, const net_pe_t *ps,
+                         const dsm_net_ctx_t *nc)
+{
+    const long t = dsm_ofi_cfg.peer_timeout_s;
+    uint64_t now;
+    if (t <= 0 || (s->since && done == s->seen && (++s->tick & 63)))
+        return;
+    now = dsm_now_ns();
+    if (!s->since || done != s->seen) {
+        s->seen = done;
+        s->since = now;
+        return;
+    }
+    if (now - s->since < (uint64_t)t * 1000000000ull)
+        return;
+    int pe = ps ? (int)(ps - ps->nc->pe) : pending_pe(nc);
+    dsm_ofi_failing();
+    dsm_ofi_cfg.fatal("network",
+                      "lost PE %d on node %s: a network operation to it has "
+                      "not completed for %ld s; ending the job "
+                      "(SHMEM_PEER_TIMEOUT=%ld)",
+                      pe, dsm_ofi_host(pe), t, t);
+}
+
+struct op_arg {
+    net_op_t *op;
+    net_stall_t stall;
+};
+
 static int op_done(void *p)
 {
+    struct op_arg *a = p;
     dsm_ofi_cq_poll();
-    return __atomic_load_n(&((net_op_t *)p)->done, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&a->op->done, __ATOMIC_ACQUIRE))
+        return 1;
+    dsm_ofi_stall_check(&a->stall, 0, a->op->pe, NULL);
+    return 0;
 }
 
 void dsm_ofi_op_wait(net_op_t *op)
 {
+    struct op_arg a = {.op = op};
     dsm_backoff_t b = {0};
-    while (!op_done(op))
-        dsm_backoff(&b, dsm_ofi_cfg.wake, op_done, op);
+    while (!op_done(&a))
+        dsm_backoff(&b, dsm_ofi_cfg.wake, op_done, &a);
 }
 
 /* ------------------------------------------------------------ completion */
@@ -158,6 +220,7 @@ void dsm_ofi_op_wait(net_op_t *op)
 struct count_arg {
     dsm_net_ctx_t *nc;
     uint64_t target;
+    net_stall_t stall;
 };
 
 /* 1 once nc's total shows target completions (the CQ reader raises it;
@@ -165,18 +228,23 @@ struct count_arg {
  * completed in error). */
 static int counted(void *p)
 {
-    const struct count_arg *a = p;
+    struct count_arg *a = p;
     if (__atomic_load_n(&a->nc->done, __ATOMIC_ACQUIRE) >= a->target)
         return 1;
     dsm_ofi_cq_poll();
-    return __atomic_load_n(&a->nc->done, __ATOMIC_ACQUIRE) >= a->target;
+    uint64_t done = __atomic_load_n(&a->nc->done, __ATOMIC_ACQUIRE);
+    if (done >= a->target)
+        return 1;
+    dsm_ofi_stall_check(&a->stall, done, NULL, a->nc);
+    return 0;
 }
 
 /* Every operation posted on nc so far is complete (exact while the caller
  * keeps other threads from posting on nc: nc_excl_begin). */
 static void nc_complete(dsm_net_ctx_t *nc)
 {
-    struct count_arg a = {nc, __atomic_load_n(&nc->posted, __ATOMIC_ACQUIRE)};
+    struct count_arg a = {nc, __atomic_load_n(&nc->posted, __ATOMIC_ACQUIRE),
+                          {0}};
     if (!counted(&a))
         dsm_ofi_cfg.wait(counted, &a);
 }
@@ -184,17 +252,22 @@ static void nc_complete(dsm_net_ctx_t *nc)
 struct pe_arg {
     net_pe_t *ps;
     uint64_t target;
+    net_stall_t stall;
 };
 
 /* 1 once the PE's account shows target completions (the CQ reader raises
  * it; reading the CQ here also drives the provider). */
 static int pe_counted(void *p)
 {
-    const struct pe_arg *a = p;
+    struct pe_arg *a = p;
     if (__atomic_load_n(&a->ps->done, __ATOMIC_ACQUIRE) >= a->target)
         return 1;
     dsm_ofi_cq_poll();
-    return __atomic_load_n(&a->ps->done, __ATOMIC_ACQUIRE) >= a->target;
+    uint64_t done = __atomic_load_n(&a->ps->done, __ATOMIC_ACQUIRE);
+    if (done >= a->target)
+        return 1;
+    dsm_ofi_stall_check(&a->stall, done, a->ps, NULL);
+    return 0;
 }
 
 /* A read of 8 bytes from the start of pe's internal area (its control
@@ -222,7 +295,8 @@ static void pe_complete(dsm_net_ctx_t *nc, int pe)
     uint64_t scratch;
     if (!dsm_ofi.delivery && ps->written)
         post_flush_read(nc, pe, &scratch);
-    struct pe_arg a = {ps, __atomic_load_n(&ps->posted, __ATOMIC_ACQUIRE)};
+    struct pe_arg a = {ps, __atomic_load_n(&ps->posted, __ATOMIC_ACQUIRE),
+                       {0}};
     if (!pe_counted(&a))
         dsm_ofi_cfg.wait(pe_counted, &a);
     ps->written = 0;

@@ -210,10 +210,24 @@ static inline void nc_excl_end(dsm_net_ctx_t *nc)
 /* A failed operation usually means its peer died: give the launcher a
  * moment to report that first. */
 void dsm_ofi_peer_failure_grace(void);
+/* The first thread to report a network failure returns; any later one
+ * waits for it to end the process (one line per PE). */
+void dsm_ofi_failing(void);
 void dsm_ofi_fail(const char *routine, const char *what, int pe, ssize_t rc)
     DSM_NORETURN;
 
 /* ofi_ep.c */
+/* A bounded wait for network completions (ofi_ep.c, "stalls"). */
+typedef struct net_stall {
+    uint64_t seen;  /* completions seen at the last progress */
+    uint64_t since; /* when they last moved (0: not yet checked) */
+    unsigned tick;  /* the clock is read every 64 checks */
+} net_stall_t;
+/* done: the completions waited on so far; ends the job, naming ps's PE
+ * (or nc's first PE with operations outstanding), once they have not
+ * moved for SHMEM_PEER_TIMEOUT. */
+void dsm_ofi_stall_check(net_stall_t *s, uint64_t done, const net_pe_t *ps,
+                         const struct dsm_net_ctx *nc);
 int dsm_ofi_cq_poll(void);
 void *dsm_ofi_prog_main(void *arg);
 void dsm_ofi_op_wait(net_op_t *op);
@@ -253,8 +267,11 @@ static inline void dsm_ofi_wrote(dsm_net_ctx_t *nc, int pe)
 #define NET_POST(nc, routine, what, pe, call)                                  \
     do {                                                                       \
         ssize_t rc_;                                                           \
-        while ((rc_ = (call)) == -FI_EAGAIN)                                   \
+        net_stall_t st_ = {0, 0, 0};                                           \
+        while ((rc_ = (call)) == -FI_EAGAIN) {                                 \
             dsm_ofi_cq_poll();                                                 \
+            dsm_ofi_stall_check(&st_, (nc)->done, &(nc)->pe[pe], NULL);        \
+        }                                                                      \
         if (rc_)                                                               \
             dsm_ofi_fail(routine, what, pe, rc_);                              \
         __atomic_fetch_add(&(nc)->posted, 1, __ATOMIC_ACQ_REL);                \
@@ -264,6 +281,30 @@ static inline void dsm_ofi_wrote(dsm_net_ctx_t *nc, int pe)
 /* A bounce buffer of nc for a small write (returned to nc at its
  * completion by the CQ reader). */
 net_bounce_t *dsm_ofi_bounce_get(dsm_net_ctx_t *nc);
+
+/* ofi_live.c: the heartbeat (the file says how peers watch each other) */
+#define DSM_NET_HOST_MAX 64
+/* Registers this PE's heartbeat word; its address and key to publish. */
+/* Opens the heartbeat's endpoint and registers this PE's word: its
+ * address, key and the endpoint's name (*namelen in: capacity, out: the
+ * size, the lane 0 name's) to publish. */
+dsm_status_t dsm_ofi_live_register(uint64_t *base, uint64_t *key, void *name,
+                                   size_t *namelen);
+/* What PE pe published: its word, node id, host name, endpoint name. */
+void dsm_ofi_live_peer(int pe, uint64_t base, uint64_t key, int node,
+                       const char *host, const void *name);
+/* Once the network is up: picks the PEs to watch, starts the thread
+ * (nothing with SHMEM_PEER_TIMEOUT=0). */
+dsm_status_t dsm_ofi_live_start(void);
+/* No more heartbeat reads (finalize); the word keeps moving. */
+void dsm_ofi_live_quiesce(void);
+/* Quiesce, and the thread ends (finalize, before the progress thread). */
+void dsm_ofi_live_stop(void);
+/* Closes the endpoint and the word's registration: no other thread may
+ * read the CQ meanwhile (ofi_ep.c: lane_open_locked says why). */
+void dsm_ofi_live_fini(void);
+/* PE pe's host name as it published it ("?" before the exchange). */
+const char *dsm_ofi_host(int pe);
 
 /* ofi_rma.c */
 /* PE pe's address and key for [sym, sym+len); internal 1 also allows the

@@ -26,6 +26,10 @@
       "print the library version at init")                                    \
     X(SHMEM_BOOTSTRAP, STR, bootstrap, "auto",                                 \
       "bootstrap: auto, launcher, pmix or single")                            \
+    X(SHMEM_PEER_TIMEOUT, INT, peer_timeout, "8",                              \
+      "seconds a PE on another node may stay silent (no heartbeat: link "    \
+      "down, node or process stopped) before the PE watching it ends the "   \
+      "job with a line naming it; 0 = never (e.g. under a debugger)")       \
     X(SHMEM_SDMA_BACKEND, STR, sdma_backend, "auto",                           \
       "DMA backend: auto, cuda, hsa or cpu")                                  \
     X(SHMEM_SDMA_ENGINES, INT, sdma_engines, "1",                              \

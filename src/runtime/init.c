@@ -72,6 +72,11 @@ static void print_banner(void)
                dsm_net_provider() ? dsm_net_provider() : "");
     if (dsm_env.info)
         dsm_env_print();
+    if (dsm_env.info)
+        printf("bootstrap: %s, %d PE%s on %d node%s%s%s\n",
+               dsm_rt.boot_ops->name, dsm_rt.npes, dsm_rt.npes == 1 ? "" : "s",
+               dsm_rt.boot.num_nodes, dsm_rt.boot.num_nodes == 1 ? "" : "s",
+               dsm_rt.boot.how[0] ? "; " : "", dsm_rt.boot.how);
     if (dsm_env.info && dsm_sdma_describe(dsm_rt.sdma))
         printf("sdma: %s\n", dsm_sdma_describe(dsm_rt.sdma));
     if (dsm_env.info && dsm_net_describe())
@@ -174,6 +179,7 @@ static int do_init(int requested)
         .npes = dsm_rt.npes,
         .node_size = dsm_rt.boot.node_size,
         .num_nodes = dsm_rt.boot.num_nodes,
+        .node_id = dsm_env.force_network ? dsm_rt.me : dsm_rt.boot.node_id,
         .exchange = {dsm_rt.boot_ops->put, dsm_rt.boot_ops->fence,
                      dsm_rt.boot_ops->get},
         .mapped = hs->peer,
@@ -189,6 +195,7 @@ static int do_init(int requested)
         .ctx_eps = dsm_env.ofi_ctx_eps,
         .completion = dsm_env.ofi_completion,
         .fence = dsm_env.ofi_fence,
+        .peer_timeout_s = dsm_env.peer_timeout,
         .fatal = dsm_rt_fatal,
         .bad_addr = dsm_rt_bad_addr,
         .wait = dsm_rt_wait,
@@ -307,6 +314,7 @@ void pshmem_finalize(void)
     dsm_coll_fini();
     dsm_sdma_close(dsm_rt.sdma, dsm_rt.me);
     dsm_rt.sdma = NULL;
+    dsm_net_quiesce(); /* peers close their endpoints after the barrier */
     dsm_rt.boot_ops->barrier();
     dsm_paths_fini();
     dsm_net_fini(); /* no PE touches our memory any more */

@@ -6,7 +6,9 @@
 #include "wait.h"
 #include "net/net.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct dsm_paths dsm_paths;
 
@@ -248,6 +250,76 @@ static void use(const dsm_path_ops_t *o)
     dsm_paths.used[dsm_paths.nused++] = o;
 }
 
+/* How PE pe is reached, in words: "shm (load/store, cpu engines), AMOs
+ * net" or "net (tcp;ofi_rxm on eth1), AMOs net". */
+static void path_words(int pe, char *out, size_t cap)
+{
+    const dsm_path_t *p = &dsm_paths.pe[pe];
+    const char *dom = dsm_net_domain();
+    size_t dl = dom ? strcspn(dom, " ") : 0;
+    if (p->rma == &dsm_path_shm)
+        snprintf(out, cap, "shm (%s%s engines%s)",
+                 p->caps & DSM_PATH_CAP_LOADSTORE ? "load/store, " : "",
+                 dsm_sdma_backend_name(dsm_rt.sdma),
+                 p->caps & DSM_PATH_CAP_DEVICE ? ", device heap" : "");
+    else
+        snprintf(out, cap, "net (%s on %.*s)", dsm_net_provider(), (int)dl,
+                 dom ? dom : "?");
+    size_t n = strlen(out);
+    if (n < cap)
+        snprintf(out + n, cap - n, ", AMOs %s", p->amo->name);
+}
+
+/* SHMEM_DEBUG: the path table, one line per distinct path with the PEs it
+ * reaches ("paths: PEs 0,3 -> shm (...)"), so that a 1000-PE job prints
+ * a few lines per PE, not a thousand. */
+static void paths_print(void)
+{
+    const int n = dsm_rt.npes;
+    unsigned char *done = calloc((size_t)n, 1);
+    char what[160], other[160], list[256];
+    if (!done)
+        return;
+    for (int pe = 0; pe < n; pe++) {
+        size_t len = 0;
+        int many = 0;
+        if (done[pe])
+            continue;
+        path_words(pe, what, sizeof(what));
+        list[0] = '\0';
+        for (int q = pe; q < n; q++) {
+            if (done[q])
+                continue;
+            path_words(q, other, sizeof(other));
+            if (strcmp(what, other))
+                continue;
+            /* q starts a run of PEs with this path: q..last */
+            int last = q;
+            done[q] = 1;
+            while (last + 1 < n && !done[last + 1]) {
+                path_words(last + 1, other, sizeof(other));
+                if (strcmp(what, other))
+                    break;
+                done[++last] = 1;
+            }
+            int w = last == q ? snprintf(list + len, sizeof(list) - len,
+                                         "%s%d", len ? "," : "", q)
+                              : snprintf(list + len, sizeof(list) - len,
+                                         "%s%d-%d", len ? "," : "", q, last);
+            many |= len > 0 || last > q;
+            if (w < 0 || (size_t)w >= sizeof(list) - len) {
+                snprintf(list + sizeof(list) - 4, 4, "...");
+                len = sizeof(list) - 1;
+            } else {
+                len += (size_t)w;
+            }
+            q = last;
+        }
+        dsm_debug("paths: PE%s %s -> %s", many ? "s" : "", list, what);
+    }
+    free(done);
+}
+
 dsm_status_t dsm_paths_init(void)
 {
     const int n = dsm_rt.npes;
@@ -288,6 +360,8 @@ dsm_status_t dsm_paths_init(void)
         use(p->amo);
     }
     dsm_paths.shm_only = dsm_paths.nused == 1 && dsm_paths.used[0] == &dsm_path_shm;
+    if (dsm_log_debug)
+        paths_print();
     return dsm_path_ctx_open(&dsm_ctx_default);
 }
 

@@ -69,6 +69,13 @@ expect_err() {
     printf '%s\n' "$ERR" | grep -q -- "$1" || fail "$2: stderr lacks '$1'"
 }
 
+# expect_count N PATTERN TEXT WHAT: TEXT has exactly N lines matching.
+expect_count() {
+    local got
+    got=$(printf '%s\n' "$3" | grep -c -- "$2")
+    [ "$got" -eq "$1" ] || fail "$4: $got lines match '$2', expected $1"
+}
+
 expect_faster() {
     [ "$ELAPSED" -lt "$1" ] || fail "$2: took $ELAPSED ms, limit $1 ms"
 }

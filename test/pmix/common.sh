@@ -30,13 +30,6 @@ MPIRUN=(timeout -k 5 "$JOB_LIMIT" "$MPIRUN_BIN" --oversubscribe $ROOT_FLAG)
 # The PEs' leak checker would count what libpmix keeps until exit.
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$top_srcdir/test/pmix/lsan.supp:print_suppressions=0"
 
-# expect_count N PATTERN TEXT WHAT: TEXT has exactly N lines matching.
-expect_count() {
-    local got
-    got=$(printf '%s\n' "$3" | grep -c -- "$2")
-    [ "$got" -eq "$1" ] || fail "$4: $got lines match '$2', expected $1"
-}
-
 shm_list() {
     ls -A /dev/shm 2>/dev/null | sort
 }
