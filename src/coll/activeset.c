@@ -49,9 +49,10 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_broadcast" #BITS, PE_start, logPE_stride, PE_size);  \
-        /* Before 1.5 the root's own dest is left alone. */                   \
-        dsm_coll_broadcast(t, dest, source, nelems * BYTES, PE_root, 0,        \
-                           "shmem_broadcast" #BITS);                          \
+        /* Before 1.5 the root's own dest is left alone. */                    \
+        dsm_coll_broadcast(t, dest, source,                                    \
+                           DSM_NBYTES(nelems, BYTES, "shmem_broadcast" #BITS), \
+                           PE_root, 0, "shmem_broadcast" #BITS);               \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(broadcast##BITS)                                                  \
@@ -61,7 +62,8 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_fcollect" #BITS, PE_start, logPE_stride, PE_size);   \
-        dsm_coll_fcollect(t, dest, source, nelems * BYTES);                    \
+        dsm_coll_fcollect(t, dest, source,                                     \
+                          DSM_NBYTES(nelems, BYTES, "shmem_fcollect" #BITS));  \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(fcollect##BITS)                                                   \
@@ -71,7 +73,8 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_collect" #BITS, PE_start, logPE_stride, PE_size);    \
-        dsm_coll_collect(t, dest, source, nelems * BYTES);                     \
+        dsm_coll_collect(t, dest, source,                                      \
+                         DSM_NBYTES(nelems, BYTES, "shmem_collect" #BITS));    \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(collect##BITS)                                                    \
@@ -81,7 +84,8 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_alltoall" #BITS, PE_start, logPE_stride, PE_size);   \
-        dsm_coll_alltoall(t, dest, source, nelems * BYTES);                    \
+        dsm_coll_alltoall(t, dest, source,                                     \
+                          DSM_NBYTES(nelems, BYTES, "shmem_alltoall" #BITS));  \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(alltoall##BITS)                                                   \

@@ -149,18 +149,19 @@ int pshmem_alltoallsmem(shmem_team_t team, void *dest, const void *source,
 DSM_WEAK(alltoallsmem)
 
 #define DSM_A2A_T(T, N)                                                        \
-    int pshmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source,    \
+    int pshmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source,     \
                               size_t nelems)                                   \
     {                                                                          \
-        dsm_coll_alltoall(dsm_team_check(team, "shmem_" #N "_alltoall"),      \
-                          dest, source, nelems * sizeof(T));                   \
+        dsm_coll_alltoall(                                                     \
+            dsm_team_check(team, "shmem_" #N "_alltoall"), dest, source,       \
+            DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_alltoall"));           \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_alltoall)                                                     \
-    int pshmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source,   \
+    int pshmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source,    \
                                ptrdiff_t dst, ptrdiff_t sst, size_t nelems)    \
     {                                                                          \
-        dsm_coll_alltoalls(dsm_team_check(team, "shmem_" #N "_alltoalls"),    \
+        dsm_coll_alltoalls(dsm_team_check(team, "shmem_" #N "_alltoalls"),     \
                            dest, source, dst, sst, nelems, sizeof(T));         \
         return 0;                                                              \
     }                                                                          \

@@ -93,7 +93,7 @@ static void bc_pull(dsm_team_t *t, void *dest, const void *src, size_t n,
             if (m != root)
                 dsm_team_signal(t, DSM_CHAN_CPU, m);
         if (root_too && dest != src && dev)
-            dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, n, dsm_rt.me, routine);
+            dsm_rma_get(DSM_CTX_DEFAULT, dest, src, n, dsm_rt.me, routine);
         else if (root_too && dest != src)
             memmove(dest, src, n);
         for (m = 0; m < t->size; m++)
@@ -101,7 +101,7 @@ static void bc_pull(dsm_team_t *t, void *dest, const void *src, size_t n,
                 dsm_team_wait(t, DSM_CHAN_CPU, m);
     } else if (!dsm_coll_pe_mapped(t->pes[root]) || dev) {
         dsm_team_wait(t, DSM_CHAN_CPU, root);
-        dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, n, t->pes[root], routine);
+        dsm_rma_get(DSM_CTX_DEFAULT, dest, src, n, t->pes[root], routine);
         dsm_team_signal(t, DSM_CHAN_CPU, root);
     } else {
         const char *r = dsm_rt_xlate(routine, src, n, t->pes[root]);
@@ -203,8 +203,7 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
         dsm_rt_check_alloc(routine, "source", src, nbytes);
     if (t->size == 1) {
         if (root_too && dest != src && !dsm_coll_host(dest, src))
-            dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, nbytes, dsm_rt.me,
-                        routine);
+            dsm_rma_get(DSM_CTX_DEFAULT, dest, src, nbytes, dsm_rt.me, routine);
         else if (root_too && dest != src)
             memmove(dest, src, nbytes);
         return;
@@ -235,12 +234,13 @@ int pshmem_broadcastmem(shmem_team_t team, void *dest, const void *source,
 DSM_WEAK(broadcastmem)
 
 #define DSM_BCAST_T(T, N)                                                      \
-    int pshmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source,   \
+    int pshmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source,    \
                                size_t nelems, int PE_root)                     \
     {                                                                          \
-        static const char routine[] = "shmem_" #N "_broadcast";               \
+        static const char routine[] = "shmem_" #N "_broadcast";                \
         dsm_coll_broadcast(dsm_team_check(team, routine), dest, source,        \
-                           nelems * sizeof(T), PE_root, 1, routine);          \
+                           DSM_NBYTES(nelems, sizeof(T), routine), PE_root, 1, \
+                           routine);                                           \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_broadcast)

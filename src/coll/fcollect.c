@@ -179,19 +179,21 @@ int pshmem_collectmem(shmem_team_t team, void *dest, const void *source,
 DSM_WEAK(collectmem)
 
 #define DSM_AG_T(T, N)                                                         \
-    int pshmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source,    \
+    int pshmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source,     \
                               size_t nelems)                                   \
     {                                                                          \
-        dsm_coll_fcollect(dsm_team_check(team, "shmem_" #N "_fcollect"),      \
-                          dest, source, nelems * sizeof(T));                   \
+        dsm_coll_fcollect(                                                     \
+            dsm_team_check(team, "shmem_" #N "_fcollect"), dest, source,       \
+            DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_fcollect"));           \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_fcollect)                                                     \
-    int pshmem_##N##_collect(shmem_team_t team, T *dest, const T *source,     \
+    int pshmem_##N##_collect(shmem_team_t team, T *dest, const T *source,      \
                              size_t nelems)                                    \
     {                                                                          \
-        dsm_coll_collect(dsm_team_check(team, "shmem_" #N "_collect"), dest,  \
-                         source, nelems * sizeof(T));                          \
+        dsm_coll_collect(                                                      \
+            dsm_team_check(team, "shmem_" #N "_collect"), dest, source,        \
+            DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_collect"));            \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_collect)

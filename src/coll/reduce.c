@@ -87,8 +87,8 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
         for (m = lo; m < hi; m++) {
             const char *b = in[m] ? in[m] + off : tmp;
             if (!in[m])
-                dsm_rma_get(SHMEM_CTX_DEFAULT, tmp, (const char *)src + off,
-                            len, t->pes[m], routine);
+                dsm_rma_get(DSM_CTX_DEFAULT, tmp, (const char *)src + off, len,
+                            t->pes[m], routine);
             if (m == lo)
                 memcpy(acc + off, b, len);
             else
@@ -120,7 +120,7 @@ static void reduce_range(dsm_team_t *t, void *dest, const void *src,
     dsm_team_sync(t);
     pthread_mutex_unlock(&t->lock);
     if (!dsm_coll_host(dest, src)) /* GPU memory: by a copy engine */
-        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, acc, n * esz, dsm_rt.me, routine);
+        dsm_rma_put(DSM_CTX_DEFAULT, dest, acc, n * esz, dsm_rt.me, routine);
     else
         memcpy(dest, acc, n * esz);
     free(acc);

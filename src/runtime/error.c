@@ -32,6 +32,13 @@ void dsm_rt_bad_pe(const char *routine, int pe)
                  dsm_rt.npes, dsm_rt.npes == 1 ? "" : "s", dsm_rt.npes - 1);
 }
 
+void dsm_rt_count_wraps(const char *routine, size_t nelems, size_t size)
+{
+    dsm_rt_fatal(routine, "nelems %zu x %zu-byte elements does not fit a "
+                 "size_t (the byte count would wrap to %zu)", nelems, size,
+                 nelems * size);
+}
+
 void dsm_rt_bad_addr(const char *routine, const void *addr, size_t len,
                      int pe)
 {
@@ -55,8 +62,11 @@ void dsm_rt_bad_addr(const char *routine, const void *addr, size_t len,
 
 void dsm_rt_not_initialized(const char *routine)
 {
-    dsm_log_error("%s: called before shmem_init (or after shmem_finalize)",
-                  routine);
+    dsm_log_error("%s: called %s", routine,
+                  dsm_rt.finalized ? "after shmem_finalize (the library is "
+                                     "finalized: no routine but the queries "
+                                     "that may precede shmem_init)"
+                                   : "before shmem_init");
     if (dsm_rt.boot_ops)
         dsm_rt.boot_ops->abort(1, NULL);
     _exit(1);

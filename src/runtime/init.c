@@ -326,6 +326,10 @@ void pshmem_finalize(void)
     dsm_rt.boot_ops = NULL;
     dsm_rt_topo_fini();
     dsm_rt.finalized = 1;
+    /* Every routine that names a PE now fails its PE check (which then
+     * says "after shmem_finalize") instead of reaching the unmapped
+     * segments: no cost on the paths that check the PE anyway. */
+    dsm_rt.npes = 0;
     pthread_mutex_unlock(&init_lock);
 }
 DSM_WEAK(finalize)

@@ -53,7 +53,7 @@ static uint64_t lock_op(long *lock, dsm_amo_op_t op, uint64_t val,
                         uint64_t cmp, const char *routine)
 {
     uint64_t old = 0;
-    dsm_amo(SHMEM_CTX_DEFAULT, op, lock, sizeof(uint64_t), &val, &cmp, &old,
+    dsm_amo(DSM_CTX_DEFAULT, op, lock, sizeof(uint64_t), &val, &cmp, &old,
             LOCK_PE, routine);
     return old;
 }

@@ -13,13 +13,9 @@
 
 #include "path.h"
 
-void dsm_rt_bad_ctx(const char *routine) DSM_NORETURN;
-
 static inline dsm_ctx_t *dsm_rma_ctx(shmem_ctx_t ctx, const char *routine)
 {
-    if (DSM_UNLIKELY(ctx == SHMEM_CTX_INVALID))
-        dsm_rt_bad_ctx(routine);
-    return (dsm_ctx_t *)ctx;
+    return dsm_ctx_check(ctx, routine);
 }
 
 /* The entry points: check, then the target's path (path.h; the shm path

@@ -27,7 +27,9 @@ struct dsm_ctx {
     struct dsm_net_ctx *net; /* the net path's state (path.c), or NULL */
     long options;
     struct dsm_team *team;
+    uint32_t magic; /* DSM_CTX_MAGIC while the context exists */
 };
+#define DSM_CTX_MAGIC 0xc0e7e47du
 
 /* Per-PE control page: the first bytes of the internal area at the end of
  * the heap segment, so every local peer maps it with the heap. */
@@ -88,10 +90,16 @@ struct dsm_rt {
     int nengines;
     size_t inline_max;
     size_t nbi_inline_max;
+    /* SHMEM_CHECK: 0 off, 1 cheap checks (default), 2 every check
+     * (intro_shmem(3) lists what each level checks). */
+    int check;
 };
 
 extern struct dsm_rt dsm_rt;
 extern struct dsm_ctx dsm_ctx_default;
+/* The default context as the library names it: a constant, so that the
+ * handle checks of the routines without a context fold away. */
+#define DSM_CTX_DEFAULT ((shmem_ctx_t)&dsm_ctx_default)
 /* Zero the default context's counters (init). */
 void dsm_ctx_default_reset(void);
 
@@ -104,6 +112,22 @@ void dsm_rt_bad_pe(const char *routine, int pe) DSM_NORETURN;
 void dsm_rt_bad_addr(const char *routine, const void *addr, size_t len,
                      int pe) DSM_NORETURN;
 void dsm_rt_not_initialized(const char *routine) DSM_NORETURN;
+void dsm_rt_count_wraps(const char *routine, size_t nelems, size_t size)
+    DSM_NORETURN;
+void dsm_rt_bad_ctx(const char *routine, shmem_ctx_t ctx) DSM_NORETURN;
+
+/* Bytes of nelems elements of size bytes. A count whose byte size does
+ * not fit a size_t fails the job (it used to wrap to a few bytes). size
+ * is a constant at every call: one compare. */
+static inline size_t dsm_rt_nbytes(size_t nelems, size_t size,
+                                   const char *routine)
+{
+    if (DSM_UNLIKELY(nelems > SIZE_MAX / size))
+        dsm_rt_count_wraps(routine, nelems, size);
+    return nelems * size;
+}
+#define DSM_NBYTES(nelems, size, routine)                                      \
+    dsm_rt_nbytes((nelems), (size), (routine))
 
 #define DSM_CHECK_INIT(routine)                                                \
     do {                                                                       \
@@ -137,9 +161,28 @@ static inline char *dsm_rt_xlate(const char *routine, const void *addr,
     dsm_rt_bad_addr(routine, addr, len, pe);
 }
 
-static inline dsm_ctx_t *dsm_ctx_get(shmem_ctx_t ctx)
+/* Contexts other than the default one live in one arena of fixed slots
+ * (ctx.c), so that a handle is checked without reading through it: a
+ * made-up handle is outside the arena or off a slot boundary, a destroyed
+ * one has lost its magic. */
+#define DSM_CTX_SLOT 64u
+extern char *dsm_ctx_arena;
+extern size_t dsm_ctx_arena_used; /* bytes handed out so far */
+
+/* The context behind a handle; fails the job (naming routine) on
+ * SHMEM_CTX_INVALID, a destroyed context or anything else that is not a
+ * context. The default context costs one compare (none where the handle is
+ * DSM_CTX_DEFAULT). */
+static inline dsm_ctx_t *dsm_ctx_check(shmem_ctx_t ctx, const char *routine)
 {
-    return (dsm_ctx_t *)ctx;
+    dsm_ctx_t *c = (dsm_ctx_t *)ctx;
+    if (DSM_LIKELY(c == &dsm_ctx_default))
+        return c;
+    uintptr_t off = (uintptr_t)c - (uintptr_t)dsm_ctx_arena;
+    if (DSM_UNLIKELY(off >= dsm_ctx_arena_used || off % DSM_CTX_SLOT ||
+                     c->magic != DSM_CTX_MAGIC))
+        dsm_rt_bad_ctx(routine, ctx);
+    return c;
 }
 
 static inline int dsm_rt_engine_of(int pe)

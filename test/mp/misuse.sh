@@ -1,0 +1,98 @@
+#!/bin/bash
+# Misuse a new user makes (issue #27; test/mp/misuse.c, one mode per
+# case): each ends the job with a non-zero status within 5 s of the
+# mistake, on shared memory and with SHMEM_FORCE_NETWORK=1, with one line
+# "dmashmem: PE n: routine: what" that names the values, and leaves
+# nothing behind. MISUSE_ONLY="mode ..." runs only those modes.
+. "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
+PROG=$top_builddir/test/mp/misuse
+[ -x "$PROG" ] || { echo "SKIP: $PROG not built"; exit 77; }
+# The put_past_end mode addresses the end of a 1 MiB heap.
+export SHMEM_SYMMETRIC_SIZE=1M
+
+NETS="0 1"
+if [ ! -e "$top_builddir/config/dsm_config.h" ] ||
+    ! grep -q '^#define DSM_HAVE_OFI 1' "$top_builddir/config/dsm_config.h"; then
+    echo "no libfabric in this build: shared memory only"
+    NETS=0
+fi
+
+wanted() {
+    [ -z "${MISUSE_ONLY:-}" ] && return 0
+    case " $MISUSE_ONLY " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+
+# run_mode N NET MODE [ENV...]: runs the job; MISUSE_MS is the time from
+# the misuse (PE 0's "misuse <ms>" line) to the job's end.
+run_mode() {
+    local n=$1 net=$2 mode=$3 t_end t_mis
+    shift 3
+    run env SHMEM_FORCE_NETWORK=$net "$@" "$LAUNCHER" -n "$n" --timeout 60 \
+        "$PROG" "$mode" "$MARK"
+    t_end=$(now_ms)
+    t_mis=$(printf '%s\n' "$OUT" | sed -n 's/^misuse \([0-9]*\)$/\1/p' | head -1)
+    MISUSE_MS=$((t_end - ${t_mis:-$((t_end - ELAPSED))}))
+}
+
+# check MODE ROUTINE PATTERN [ENV...]: on 2 and 4 PEs, both paths, the
+# job fails within 5 s of the misuse with a line naming ROUTINE whose
+# text matches PATTERN (grep -E), and at most one such line per PE.
+check() {
+    local mode=$1 routine=$2 pat=$3 n net lines
+    shift 3
+    wanted "$mode" || return 0
+    for net in $NETS; do
+        for n in 2 4; do
+            run_mode $n $net "$mode" "$@"
+            local what="$mode, $n PEs, SHMEM_FORCE_NETWORK=$net"
+            expect_fail "$what"
+            lines=$(printf '%s\n' "$ERR" |
+                grep -cE "^dmashmem: PE [0-9]+: $routine: ")
+            [ "$lines" -ge 1 ] ||
+                fail "$what: no 'dmashmem: PE n: $routine:' line"
+            [ "$lines" -le "$n" ] || fail "$what: $lines lines for $n PEs"
+            printf '%s\n' "$ERR" | grep -E "^dmashmem: PE [0-9]+: $routine: " |
+                grep -qE -- "$pat" ||
+                fail "$what: the line does not say '$pat'"
+            [ "$MISUSE_MS" -lt 5000 ] ||
+                fail "$what: the job ended $MISUSE_MS ms after the misuse"
+            expect_clean "$what"
+        done
+    done
+}
+
+wanted ok && for net in $NETS; do
+    run_mode 2 $net ok
+    expect_rc 0 "ok, SHMEM_FORCE_NETWORK=$net"
+done
+
+# 1: a count whose byte size wraps.
+check count_wrap shmem_long_put \
+    "nelems 2305843009213693953 x 8-byte elements does not fit a size_t"
+check count_wrap_get shmem_int64_get "nelems 2305843009213693952 x 8-byte"
+# 5: after shmem_finalize.
+check put_after_finalize shmem_long_p "called after shmem_finalize"
+check amo_after_finalize shmem_long_atomic_fetch_add \
+    "called after shmem_finalize"
+check barrier_after_finalize shmem_barrier_all "called after shmem_finalize"
+# 6: contexts destroyed or made up.
+check ctx_destroyed shmem_ctx_long_p "context 0x[0-9a-f]+ was destroyed"
+check ctx_destroyed_quiet shmem_ctx_quiet "context 0x[0-9a-f]+ was destroyed"
+check ctx_madeup shmem_ctx_long_atomic_add "0x12345678 is not a context"
+check ctx_madeup_fence shmem_ctx_fence "0x[0-9a-f]+ is not a context"
+# 10: a team handle that is not one.
+check team_garbage shmem_team_my_pe "0x12345678 is not a team"
+check team_garbage_sync shmem_team_sync "0x[0-9a-f]+ is not a team"
+
+# Smaller: team creation that runs out of slots says why (and returns
+# non-zero, as the spec allows: the program goes on).
+if wanted team_many; then
+    for net in $NETS; do
+        run_mode 2 $net team_many
+        expect_rc 0 "team_many, SHMEM_FORCE_NETWORK=$net"
+        [ "$(printf '%s\n' "$ERR" | grep -c 'shmem_team_split_strided: returns -1: no team slot is free.*at most 61')" -eq 1 ] ||
+            fail "team_many: not one line saying why the split failed"
+    done
+fi
+echo "PASS: misuse"
