@@ -45,14 +45,16 @@ void dsm_rt_bad_addr(const char *routine, const void *addr, size_t len,
     for (int i = 0; i < dsm_rt.nsegs; i++) {
         const dsm_seg_t *s = &dsm_rt.segs[i];
         uintptr_t off = (uintptr_t)addr - (uintptr_t)s->base;
-        if (off < s->size && !s->peer[pe])
-            dsm_rt_fatal(routine, "PE %d is not reachable from this PE (no "
-                         "shared memory or network path to it)", pe);
-        if (off < s->size)
+        /* The range first: the network path (no mapping of pe) calls here
+         * only for a range outside the segments. */
+        if (off < s->size && len > s->size - off)
             dsm_rt_fatal(routine,
                          "range %p + %zu bytes (target PE %d) runs past the "
                          "end of the %s segment (%zu bytes)",
                          addr, len, pe, s->name, s->size);
+        if (off < s->size)
+            dsm_rt_fatal(routine, "PE %d is not reachable from this PE (no "
+                         "shared memory or network path to it)", pe);
     }
     dsm_rt_fatal(routine,
                  "address %p (target PE %d) is not symmetric: not in the "

@@ -113,11 +113,18 @@ static void *alloc_in(const char *routine, dsm_heap_t *h, char *base,
     size_t off;
 
     DSM_CHECK_INIT(routine);
-    if (align && ((align & (align - 1)) || align > DSM_HEAP_BASE_ALIGN)) {
-        /* Spec: an invalid alignment returns NULL. Still collective. */
-        if (dsm_env.debug)
-            dsm_log_error("%s: alignment %zu is not a power of two up to "
-                          "%zu", routine, align, DSM_HEAP_BASE_ALIGN);
+    if (align == SIZE_MAX ||
+        (align && ((align & (align - 1)) || align > DSM_HEAP_BASE_ALIGN))) {
+        /* Spec: an invalid alignment returns NULL. Still collective. Said
+         * once, by PE 0 (every PE passed the same: the call is collective),
+         * or on every PE under SHMEM_DEBUG. */
+        if (dsm_env.debug ||
+            (dsm_env.malloc_warn && dsm_rt.me == 0 &&
+             !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)))
+            dsm_log_error("%s: returns NULL: alignment %zu is not a power "
+                          "of two from 1 to %zu", routine,
+                          align == SIZE_MAX ? (size_t)0 : align,
+                          (size_t)DSM_HEAP_BASE_ALIGN);
         dsm_rt_sync_all();
         return NULL;
     }
@@ -237,9 +244,9 @@ DSM_WEAK(malloc_with_hints)
 
 void *pshmem_align(size_t alignment, size_t size)
 {
-    if (!alignment)
-        alignment = 1;
-    return alloc("shmem_align", size, alignment);
+    /* 0 is not a power of two: NULL, as for any invalid alignment (alloc
+     * takes 0 as "none", so it is passed as SIZE_MAX). */
+    return alloc("shmem_align", size, alignment ? alignment : SIZE_MAX);
 }
 DSM_WEAK(align)
 

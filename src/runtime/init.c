@@ -93,6 +93,7 @@ static int do_init(int requested)
     if (dsm_env_init())
         return -1;
     dsm_log_debug = dsm_env.debug;
+    dsm_rt.check = (int)dsm_env.check;
     st = dsm_boot_select(dsm_env.bootstrap, &dsm_rt.boot_ops, &dsm_rt.boot);
     if (st != DSM_OK) {
         dsm_log_error("shmem_init: bootstrap failed: %s", dsm_status_str(st));

@@ -19,6 +19,26 @@ void dsm_rt_device_word(const char *routine, const void *addr, int pe)
                  "for AMO, signal and wait words", addr, pe);
 }
 
+void dsm_rt_bad_wait_word(const char *routine, const void *addr, size_t n,
+                          size_t size)
+{
+    if ((uintptr_t)addr & (size - 1))
+        dsm_rt_fatal(routine, "address %p is not aligned to its %zu-byte "
+                     "type", addr, size);
+    for (int i = 0; i < dsm_rt.nsegs; i++) {
+        const dsm_seg_t *s = &dsm_rt.segs[i];
+        uintptr_t off = (uintptr_t)addr - (uintptr_t)s->base;
+        if (off < s->size)
+            dsm_rt_fatal(routine, "%zu word%s of %zu bytes at %p run%s past "
+                         "the end of the %s segment (%zu bytes)", n,
+                         n == 1 ? "" : "s", size, addr, n == 1 ? "s" : "",
+                         s->name, s->size);
+    }
+    dsm_rt_fatal(routine, "address %p is not symmetric (not in the symmetric "
+                 "heap nor in global/static data): no other PE can write it, "
+                 "the wait would never end", addr);
+}
+
 /* ------------------------------------------------------------ shm */
 
 static void shm_put(dsm_ctx_t *c, void *sym, const void *src, size_t len,

@@ -256,6 +256,32 @@ static inline void dsm_check_host_word(const char *routine, const void *addr,
         dsm_rt_device_word(routine, addr, pe);
 }
 
+/* A word this PE waits on or tests (wait_until, test, signal_wait_until
+ * and their set forms: n words of size bytes). Host memory, aligned to
+ * its type and, under SHMEM_CHECK >= 1, symmetric: a word outside the
+ * symmetric heap and static data can never be written by another PE, so
+ * the wait would never end. A few compares per call. */
+void dsm_rt_bad_wait_word(const char *routine, const void *addr, size_t n,
+                          size_t size) DSM_NORETURN;
+static inline void dsm_check_wait_words(const char *routine, const void *addr,
+                                        size_t n, size_t size)
+{
+    if (DSM_UNLIKELY(!n))
+        return;
+    dsm_check_host_word(routine, addr, dsm_rt.me);
+    if (DSM_UNLIKELY((uintptr_t)addr & (size - 1)))
+        dsm_rt_bad_wait_word(routine, addr, n, size);
+    if (DSM_LIKELY(dsm_rt.check)) {
+        for (int i = 0; i < dsm_rt.nsegs; i++) {
+            const dsm_seg_t *s = &dsm_rt.segs[i];
+            uintptr_t off = (uintptr_t)addr - (uintptr_t)s->base;
+            if (off < s->size && n <= (s->size - off) / size)
+                return;
+        }
+        dsm_rt_bad_wait_word(routine, addr, n, size);
+    }
+}
+
 static inline void dsm_shm_amo(dsm_ctx_t *c, dsm_amo_op_t op, void *sym,
                                size_t size, const void *val, const void *cmp,
                                void *fetched, int pe, const char *routine)

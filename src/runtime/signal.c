@@ -249,7 +249,8 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp,
     DSM_CHECK_INIT("shmem_signal_wait_until");
     if (DSM_UNLIKELY(!DSM_CMP_OK(cmp)))
         dsm_rt_bad_cmp("shmem_signal_wait_until", cmp);
-    dsm_check_host_word("shmem_signal_wait_until", sig_addr, dsm_rt.me);
+    dsm_check_wait_words("shmem_signal_wait_until", sig_addr, 1,
+                         sizeof(*sig_addr));
     struct sig_wait s = {sig_addr, cmp, cmp_value, 0};
     if (!sig_reached(&s))
         dsm_rt_wait(sig_reached, &s);

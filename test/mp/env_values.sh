@@ -20,6 +20,29 @@ check() { # VAR BAD GOOD
     run env "$var=$good" "$LAUNCHER" -n 2 --timeout 60 "$EXIT_PROG" ok "$MARK"
     expect_rc 0 "$var=$good with 2 PEs"
 }
+# INT variables with a range (issue #27: these were accepted).
+check_range() { # VAR BAD GOOD
+    local var=$1 bad=$2 good=$3 n lines
+    for n in 1 2; do
+        run env "$var=$bad" "$LAUNCHER" -n $n --timeout 60 "$EXIT_PROG" ok "$MARK"
+        expect_fail "$var=$bad with $n PEs"
+        lines=$(printf '%s\n' "$ERR" | grep -c -- "invalid value '$bad' for $var")
+        [ "$lines" -ge 1 ] && [ "$lines" -le "$n" ] ||
+            fail "$var=$bad: expected 1..$n lines naming the variable and the value, got $lines"
+        expect_faster 20000 "$var=$bad with $n PEs"
+        expect_clean "$var=$bad with $n PEs"
+    done
+    run env "$var=$good" "$LAUNCHER" -n 2 --timeout 60 "$EXIT_PROG" ok "$MARK"
+    expect_rc 0 "$var=$good with 2 PEs"
+}
+check_range SHMEM_PRELAUNCH_DEPTH -5 0
+check_range SHMEM_PRELAUNCH_DEPTH 100000000 64
+check_range SHMEM_PRELAUNCH_DEPTH 1e8 4
+check_range SHMEM_OFI_PROGRESS_US 1000000000 100000
+check_range SHMEM_OFI_PROGRESS_US -7 -1
+check_range SHMEM_CHECK 3 2
+check_range SHMEM_CHECK -1 0
+
 check SHMEM_WAIT_MODE busy spin
 check SHMEM_SDMA_PROXY 2 1
 check SHMEM_DEV_REQ_TRIGGER_WORD gpu host

@@ -85,6 +85,30 @@ check ctx_madeup_fence shmem_ctx_fence "0x[0-9a-f]+ is not a context"
 check team_garbage shmem_team_my_pe "0x12345678 is not a team"
 check team_garbage_sync shmem_team_sync "0x[0-9a-f]+ is not a team"
 
+# 7 and smaller: wait words not symmetric, or misaligned.
+check wait_nonsym shmem_long_wait_until \
+    "address 0x[0-9a-f]+ is not symmetric .*the wait would never end"
+check signal_wait_nonsym shmem_signal_wait_until \
+    "address 0x[0-9a-f]+ is not symmetric"
+check wait_misaligned shmem_long_wait_until \
+    "address 0x[0-9a-f]+4 is not aligned to its 8-byte type"
+# 8: a lock taken twice by the PE (thread) that holds it.
+check lock_twice shmem_set_lock "lock 0x[0-9a-f]+ is already held by this PE"
+# 11: past the end of the heap, on the network path too.
+check put_past_end shmem_putmem \
+    "range 0x[0-9a-f]+ \+ 64 bytes \(target PE [0-9]+\) runs past the end of the heap segment \(1048576 bytes\)"
+
+# Smaller: shmem_align(0, n) returns NULL on every PE (an invalid
+# alignment, as the spec allows) and PE 0 says why.
+if wanted align_zero; then
+    for net in $NETS; do
+        run_mode 2 $net align_zero
+        expect_rc 0 "align_zero, SHMEM_FORCE_NETWORK=$net"
+        [ "$(printf '%s\n' "$ERR" | grep -c '^dmashmem: PE 0: shmem_align: returns NULL: alignment 0 is not a power of two')" -eq 1 ] ||
+            fail "align_zero: not one line from PE 0 saying why"
+    done
+fi
+
 # Smaller: team creation that runs out of slots says why (and returns
 # non-zero, as the spec allows: the program goes on).
 if wanted team_many; then
