@@ -16,6 +16,8 @@
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int atexit_registered;
+/* Initialized by the deprecated start_pes (1.2 had no shmem_finalize). */
+static int by_start_pes;
 
 /* Default for SHMEM_SDMA_INLINE_MAX with the cpu backend: below this a
  * blocking put/get is a memcpy by the caller. Measured with bench/shmem_bench
@@ -30,15 +32,46 @@ static int atexit_registered;
  * than the copy. Device memory always goes to the engines. */
 #define DSM_NBI_INLINE_MAX_DEFAULT ((size_t)16384)
 
-static void finalize_at_exit(void)
+/* A process that exits (or returns from main) while initialized. Since
+ * OpenSHMEM 1.4 every shmem_init must be matched by a shmem_finalize; a
+ * PE that leaves without it makes the others wait for it forever (issue
+ * #27: one PE's exit(0) ran the old implicit finalize, whose barrier
+ * matched the others' shmem_barrier_all, and the job hung in the next
+ * collective). So it is an error: one line naming the PE and the exit
+ * status, and the job ends with that status (1 for exit(0)). Programs
+ * initialized by the deprecated start_pes, from before shmem_finalize
+ * existed, are still finalized here. */
+static void finalize_at_exit_status(int status)
 {
-    /* Spec: a program that returns from main without shmem_finalize is
-     * finalized implicitly. */
-    if (dsm_rt.initialized > 0) {
+    if (dsm_rt.initialized <= 0)
+        return;
+    if (by_start_pes) {
         dsm_rt.initialized = 1;
         pshmem_finalize();
+        return;
     }
+    fflush(stdout);
+    dsm_log_error("exit: this PE exits with status %d without calling "
+                  "shmem_finalize (the other PEs would wait for it); call "
+                  "shmem_finalize before exit() or the return from main",
+                  status);
+    if (dsm_rt.boot_ops)
+        dsm_rt.boot_ops->abort(status ? status : 1, NULL);
+    _exit(status ? status : 1);
 }
+
+#ifdef __GLIBC__
+static void finalize_at_exit(int status, void *arg)
+{
+    (void)arg;
+    finalize_at_exit_status(status);
+}
+#else
+static void finalize_at_exit(void)
+{
+    finalize_at_exit_status(0);
+}
+#endif
 
 /* Waiters sleep only when this node's PEs outnumber the cores they may run
  * on: then a spinning waiter steals the core its writer needs. Otherwise
@@ -260,7 +293,11 @@ static int init_common(int requested, int *provided, const char *routine)
             dsm_rt.initialized = 1;
             dsm_rt.finalized = 0;
             if (!atexit_registered) {
+#ifdef __GLIBC__
+                on_exit(finalize_at_exit, NULL);
+#else
                 atexit(finalize_at_exit);
+#endif
                 atexit_registered = 1;
             }
         }
@@ -378,6 +415,7 @@ DSM_WEAK(info_get_name)
 DSM_API void start_pes(int npes)
 {
     (void)npes;
+    by_start_pes = 1;
     pshmem_init();
 }
 

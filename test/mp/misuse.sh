@@ -85,6 +85,17 @@ check ctx_madeup_fence shmem_ctx_fence "0x[0-9a-f]+ is not a context"
 check team_garbage shmem_team_my_pe "0x12345678 is not a team"
 check team_garbage_sync shmem_team_sync "0x[0-9a-f]+ is not a team"
 
+# 4: a PE exits without shmem_finalize while the others go on to a
+# barrier, to shmem_finalize, or wait for a flag it never sets: the job
+# ends with its status (1 for exit(0)), one line naming PE and status.
+check exit_barrier exit "PE [0-9]+: exit: this PE exits with status 0 without calling shmem_finalize"
+check exit_finalize exit "this PE exits with status 0 without calling shmem_finalize"
+check exit_wait exit "this PE exits with status 3 without calling shmem_finalize"
+if wanted exit_wait; then
+    run_mode 2 0 exit_wait
+    expect_rc 3 "exit(3) without finalize"
+fi
+
 # 7 and smaller: wait words not symmetric, or misaligned.
 check wait_nonsym shmem_long_wait_until \
     "address 0x[0-9a-f]+ is not symmetric .*the wait would never end"
