@@ -25,7 +25,7 @@ void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
     (void)pSync;
     ASET_BEGIN("shmem_barrier", PE_start, logPE_stride, PE_size);
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_coll_team_sync(t);
+    dsm_coll_team_sync(t, "shmem_barrier");
     ASET_END();
 }
 DSM_WEAK(barrier)
@@ -34,7 +34,7 @@ void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
     ASET_BEGIN("shmem_sync", PE_start, logPE_stride, PE_size);
-    dsm_coll_team_sync(t);
+    dsm_coll_team_sync(t, "shmem_sync");
     ASET_END();
 }
 DSM_WEAK(sync)
@@ -52,7 +52,7 @@ DSM_WEAK(sync)
         /* Before 1.5 the root's own dest is left alone. */                    \
         dsm_coll_broadcast(t, dest, source,                                    \
                            DSM_NBYTES(nelems, BYTES, "shmem_broadcast" #BITS), \
-                           PE_root, 0, "shmem_broadcast" #BITS);               \
+                           PE_root, 0, "shmem_broadcast" #BITS, BYTES);        \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(broadcast##BITS)                                                  \
@@ -63,7 +63,8 @@ DSM_WEAK(sync)
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_fcollect" #BITS, PE_start, logPE_stride, PE_size);   \
         dsm_coll_fcollect(t, dest, source,                                     \
-                          DSM_NBYTES(nelems, BYTES, "shmem_fcollect" #BITS));  \
+                          DSM_NBYTES(nelems, BYTES, "shmem_fcollect" #BITS),   \
+                          "shmem_fcollect" #BITS, BYTES);                      \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(fcollect##BITS)                                                   \
@@ -74,7 +75,8 @@ DSM_WEAK(sync)
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_collect" #BITS, PE_start, logPE_stride, PE_size);    \
         dsm_coll_collect(t, dest, source,                                      \
-                         DSM_NBYTES(nelems, BYTES, "shmem_collect" #BITS));    \
+                         DSM_NBYTES(nelems, BYTES, "shmem_collect" #BITS),     \
+                         "shmem_collect" #BITS, BYTES);                        \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(collect##BITS)                                                    \
@@ -85,7 +87,8 @@ DSM_WEAK(sync)
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_alltoall" #BITS, PE_start, logPE_stride, PE_size);   \
         dsm_coll_alltoall(t, dest, source,                                     \
-                          DSM_NBYTES(nelems, BYTES, "shmem_alltoall" #BITS));  \
+                          DSM_NBYTES(nelems, BYTES, "shmem_alltoall" #BITS),   \
+                          "shmem_alltoall" #BITS, BYTES);                      \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(alltoall##BITS)                                                   \
@@ -95,7 +98,8 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_alltoalls" #BITS, PE_start, logPE_stride, PE_size);  \
-        dsm_coll_alltoalls(t, dest, source, dst, sst, nelems, BYTES);          \
+        dsm_coll_alltoalls(t, dest, source, dst, sst, nelems, BYTES,           \
+                           "shmem_alltoalls" #BITS);                           \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(alltoalls##BITS)

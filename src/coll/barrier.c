@@ -9,7 +9,7 @@
 void pshmem_sync_all(void)
 {
     DSM_CHECK_INIT("shmem_sync_all");
-    dsm_coll_team_sync(&dsm_team_world);
+    dsm_coll_team_sync(&dsm_team_world, "shmem_sync_all");
 }
 DSM_WEAK(sync_all)
 
@@ -17,6 +17,6 @@ void pshmem_barrier_all(void)
 {
     DSM_CHECK_INIT("shmem_barrier_all");
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_coll_team_sync(&dsm_team_world);
+    dsm_coll_team_sync(&dsm_team_world, "shmem_barrier_all");
 }
 DSM_WEAK(barrier_all)

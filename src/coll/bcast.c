@@ -117,7 +117,9 @@ static void sig_cmd(dsm_cmd_t *c, dsm_team_t *t, int m)
     memset(c, 0, sizeof(*c));
     c->op = DSM_CMD_SIGNAL;
     c->u.sig.word = dsm_team_peer_sig(t, DSM_CHAN_CPU, m);
-    c->u.sig.value = ++t->sent[dsm_team_sig_idx(t, DSM_CHAN_CPU, m)];
+    c->u.sig.value = ++t->sent[dsm_team_sig_idx(t, DSM_CHAN_CPU, m)]
+                         << DSM_DIG_BITS |
+                     t->dig;
     c->wake = &pc->wake;
     c->wake_app = &pc->wake_app;
 }
@@ -185,16 +187,20 @@ static void bc_push(dsm_team_t *t, void *dest, const void *src, size_t n,
 
 void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
                         size_t nbytes, int root, int root_too,
-                        const char *routine)
+                        const char *routine, size_t esize)
 {
+    const dsm_call_t *call =
+        DSM_CALL(routine, DSM_CALL_BCAST, esize, nbytes, root, root_too);
     int alg = bc_alg;
 
     if (DSM_UNLIKELY(root < 0 || root >= t->size))
         dsm_rt_fatal(routine, "PE_root %d out of range (the team has %d "
                      "PE%s: 0..%d)", root, t->size, t->size == 1 ? "" : "s",
                      t->size - 1);
-    if (!nbytes)
+    if (!nbytes) {
+        dsm_coll_note(t, call);
         return;
+    }
     /* dest is written on every member but a 1.4 root; source read at the
      * root only. */
     if (root_too || t->my_idx != root)
@@ -214,6 +220,7 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
                   ? BC_BCAST
                   : BC_PULL;
     pthread_mutex_lock(&t->lock);
+    dsm_coll_call(t, call);
     if (alg == BC_PULL)
         bc_pull(t, dest, src, nbytes, root, root_too, routine);
     else
@@ -228,7 +235,7 @@ int pshmem_broadcastmem(shmem_team_t team, void *dest, const void *source,
                         size_t nelems, int PE_root)
 {
     dsm_coll_broadcast(dsm_team_check(team, "shmem_broadcastmem"), dest,
-                       source, nelems, PE_root, 1, "shmem_broadcastmem");
+                       source, nelems, PE_root, 1, "shmem_broadcastmem", 1);
     return 0;
 }
 DSM_WEAK(broadcastmem)
@@ -240,7 +247,7 @@ DSM_WEAK(broadcastmem)
         static const char routine[] = "shmem_" #N "_broadcast";                \
         dsm_coll_broadcast(dsm_team_check(team, routine), dest, source,        \
                            DSM_NBYTES(nelems, sizeof(T), routine), PE_root, 1, \
-                           routine);                                           \
+                           routine, sizeof(T));                                \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_broadcast)

@@ -102,12 +102,19 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
 /* The shared skeleton: barrier, fold [lo, hi), barrier, write dest. */
 static void reduce_range(dsm_team_t *t, void *dest, const void *src,
                          size_t n, size_t esz, dsm_coll_op_t op, int lo,
-                         int hi, const char *routine)
+                         int hi, int kind, const char *routine)
 {
+    /* The operator and type: the function's place in this library, the
+     * same on every PE (the same library). */
+    const dsm_call_t *call =
+        DSM_CALL(routine, kind, esz, n * esz,
+                 (uintptr_t)op - (uintptr_t)&dsm_rt, 0);
     char *acc;
 
-    if (!n)
+    if (!n) {
+        dsm_coll_note(t, call);
         return;
+    }
     if (DSM_UNLIKELY(n > SIZE_MAX / esz))
         dsm_rt_fatal(routine, "%zu elements of %zu bytes overflow", n, esz);
     acc = malloc(n * esz);
@@ -115,6 +122,7 @@ static void reduce_range(dsm_team_t *t, void *dest, const void *src,
         dsm_rt_fatal(routine, "out of memory for a %zu-byte reduction "
                      "buffer", n * esz);
     pthread_mutex_lock(&t->lock);
+    dsm_coll_call(t, call);
     dsm_team_sync(t);
     fold(t, acc, src, n, esz, op, lo, hi, routine);
     dsm_team_sync(t);
@@ -147,7 +155,8 @@ void dsm_coll_reduce(dsm_team_t *t, void *dest, const void *src, size_t n,
             memmove(dest, src, n * esz);
         return;
     }
-    reduce_range(t, dest, src, n, esz, op, 0, t->size, routine);
+    reduce_range(t, dest, src, n, esz, op, 0, t->size, DSM_CALL_REDUCE,
+                 routine);
 }
 
 void dsm_coll_scan(dsm_team_t *t, void *dest, const void *src, size_t n,
@@ -165,7 +174,8 @@ void dsm_coll_scan(dsm_team_t *t, void *dest, const void *src, size_t n,
             memset(dest, 0, n * esz);
         return;
     }
-    reduce_range(t, dest, src, n, esz, op, 0, hi, routine);
+    reduce_range(t, dest, src, n, esz, op, 0, hi,
+                 inclusive ? DSM_CALL_INSCAN : DSM_CALL_EXSCAN, routine);
 }
 
 /* ------------------------------------------------------------ entry points */

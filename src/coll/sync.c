@@ -7,20 +7,17 @@
  */
 #include "coll/coll.h"
 
-void dsm_coll_team_sync(dsm_team_t *t)
+/* Every barrier is the same call: barrier_all, sync_all and team_sync
+ * may meet one another (the digest has the kind, not the routine). */
+void dsm_coll_team_sync(dsm_team_t *t, const char *routine)
 {
-    if (t->size == 1) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        return;
-    }
-    pthread_mutex_lock(&t->lock);
-    dsm_team_sync(t);
-    pthread_mutex_unlock(&t->lock);
+    dsm_coll_sync_call(t, DSM_CALL(routine, DSM_CALL_BARRIER, 0, 0, 0, 0));
 }
 
 int pshmem_team_sync(shmem_team_t team)
 {
-    dsm_coll_team_sync(dsm_team_check(team, "shmem_team_sync"));
+    dsm_coll_team_sync(dsm_team_check(team, "shmem_team_sync"),
+                       "shmem_team_sync");
     return 0;
 }
 DSM_WEAK(team_sync)

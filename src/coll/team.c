@@ -94,15 +94,25 @@ uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m)
            (t->sig_world ? dsm_rt.me : t->my_idx);
 }
 
+uint64_t *dsm_team_slot_hdr(const dsm_team_t *t, int pe)
+{
+    return dsm_coll_pe_mapped(pe) && dsm_rt.peer_ctrl[pe]
+               ? (uint64_t *)slot_base(pe, t->slot)
+               : NULL;
+}
+
+/* The CPU channel's k-th signal of a pair carries the call's digest in
+ * its low bits (coll.h "argument agreement"). */
 void dsm_team_signal(dsm_team_t *t, int chan, int m)
 {
     int i = dsm_team_sig_idx(t, chan, m);
+    uint64_t v = ++t->sent[i] << DSM_DIG_BITS | t->dig;
     if (!dsm_coll_pe_mapped(t->pes[m])) {
-        dsm_team_path_signal(t, chan, m, ++t->sent[i]);
+        dsm_team_path_signal(t, chan, m, v);
         return;
     }
     dsm_ctrl_t *pc = peer_ctrl(t->pes[m]);
-    dsm_store_rel(dsm_team_peer_sig(t, chan, m), ++t->sent[i]);
+    dsm_store_rel(dsm_team_peer_sig(t, chan, m), v);
     dsm_wake_notify(&pc->wake_app);
     if (chan == DSM_CHAN_DMA)
         dsm_wake_notify(&pc->wake); /* engines may WAIT on it */
@@ -111,7 +121,14 @@ void dsm_team_signal(dsm_team_t *t, int chan, int m)
 void dsm_team_wait(dsm_team_t *t, int chan, int m)
 {
     int i = dsm_team_sig_idx(t, chan, m);
-    dsm_rt_wait_ge(&t->sig[i], ++t->recv[i]);
+    const uint64_t k = ++t->recv[i];
+    dsm_coll_wait_ge(t, &t->sig[i], k << DSM_DIG_BITS);
+    /* The k-th signal itself (not a later one: the member may already be
+     * in its next call) carries the member's digest of this call. */
+    uint64_t v = __atomic_load_n(&t->sig[i], __ATOMIC_ACQUIRE);
+    if (DSM_UNLIKELY((v >> DSM_DIG_BITS) == k &&
+                     (uint32_t)(v & DSM_DIG_MASK) != t->dig))
+        dsm_coll_mismatch(t, m, (uint32_t)(v & DSM_DIG_MASK));
 }
 
 void dsm_team_sync(dsm_team_t *t)
@@ -477,6 +494,10 @@ int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride,
     if (parent_team == SHMEM_TEAM_INVALID)
         return -1;
     p = dsm_team_check(parent_team, routine);
+    /* Recorded before anything may return: a member whose triplet differs
+     * is found by the others' stall check (agree.c). */
+    dsm_coll_note(p, DSM_CALL(routine, DSM_CALL_SPLIT, 0, start, stride,
+                              size));
     /* Every PE sees the same triplet, so every PE rejects it alike without
      * a word exchanged. 1.6: all of start + i*stride within the parent
      * (no wrap-around); stride 0 only with size 1. */
@@ -526,6 +547,7 @@ int pshmem_team_split_2d(shmem_team_t parent_team, int xrange,
     if (parent_team == SHMEM_TEAM_INVALID)
         return -1;
     p = dsm_team_check(parent_team, routine);
+    dsm_coll_note(p, DSM_CALL(routine, DSM_CALL_SPLIT, 0, xrange, 0, 0));
     if (xrange < 1) {
         dsm_debug("%s: xrange %d must be positive", routine, xrange);
         return -1;
@@ -579,6 +601,7 @@ void pshmem_team_destroy(shmem_team_t team)
      * again, and every signal to this PE has arrived, so the words can be
      * zeroed and the slot handed back. */
     pthread_mutex_lock(&t->lock);
+    dsm_coll_call(t, DSM_CALL(routine, DSM_CALL_DESTROY, 0, 0, 0, 0));
     dsm_team_sync(t);
     pthread_mutex_unlock(&t->lock);
     slot_clear(t->slot);

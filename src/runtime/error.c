@@ -24,6 +24,23 @@ void dsm_rt_fatal(const char *routine, const char *fmt, ...)
     _exit(1);
 }
 
+void dsm_rt_fatal_job(const char *routine, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    int n = snprintf(msg, sizeof(msg), "dmashmem: PE %d: %s: ", dsm_rt.me,
+                     routine);
+
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof(msg))
+        vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (dsm_rt.boot_ops)
+        dsm_rt.boot_ops->abort(1, msg);
+    fprintf(stderr, "%s\n", msg);
+    _exit(1);
+}
+
 void dsm_rt_bad_pe(const char *routine, int pe)
 {
     if (dsm_rt.initialized <= 0)

@@ -345,7 +345,8 @@ void pshmem_finalize(void)
     /* Collective: everything issued completes, every PE arrives, then the
      * resources go. */
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_rt_sync_all();
+    dsm_rt_sync_call(
+        DSM_CALL("shmem_finalize", DSM_CALL_FINALIZE, 0, 0, 0, 0));
     /* The barrier's last network signals are delivered before this PE
      * blocks in the bootstrap, where nothing progresses the network. */
     dsm_path_quiet(&dsm_ctx_default);

@@ -61,7 +61,8 @@ typedef struct dsm_ctrl {
  * the area grows with the job: about 1 MiB at 1024 PEs. */
 #define DSM_INTERNAL_CTRL_BYTES 4096u
 #define DSM_TEAM_SLOTS 64
-#define DSM_SLOT_HDR_WORDS 8
+/* Header words: 0-1 split exchange, 2-13 two call records (coll/agree.c). */
+#define DSM_SLOT_HDR_WORDS 16
 #define DSM_SLOT_BYTES(npes)                                                   \
     DSM_ALIGN_UP(((size_t)DSM_SLOT_HDR_WORDS + 2 * (size_t)(npes)) *          \
                      sizeof(uint64_t),                                         \
@@ -107,6 +108,11 @@ void dsm_ctx_default_reset(void);
 
 /* Print "dmashmem: PE n: routine: message" and end the job with status 1. */
 void dsm_rt_fatal(const char *routine, const char *fmt, ...)
+    DSM_PRINTF(2, 3) DSM_NORETURN;
+/* The same line, handed to the bootstrap to print: when several PEs find
+ * the same fault at once (collective calls that differ), the launcher
+ * prints only the first line of the job. */
+void dsm_rt_fatal_job(const char *routine, const char *fmt, ...)
     DSM_PRINTF(2, 3) DSM_NORETURN;
 void dsm_rt_bad_pe(const char *routine, int pe) DSM_NORETURN;
 void dsm_rt_bad_addr(const char *routine, const void *addr, size_t len,
@@ -191,9 +197,50 @@ static inline int dsm_rt_engine_of(int pe)
     return dsm_rt.nengines == 1 ? 0 : pe % dsm_rt.nengines;
 }
 
+/* ---- collective calls (issue #27) ----
+ * Every PE of a team must make the same collective call with the same
+ * arguments. Each call is described once at entry; a digest of it rides
+ * on the synchronisation words the call exchanges anyway (coll/agree.c),
+ * so a PE that finds another PE's digest differing from its own fails the
+ * job naming both calls, before any data moves. */
+enum {
+    DSM_CALL_BARRIER = 1, /* shmem_barrier_all, sync_all, team_sync, ... */
+    DSM_CALL_ALLOC,       /* shmem_malloc, shmem_align, ... (a size, b align) */
+    DSM_CALL_CALLOC,      /* a count, b size */
+    DSM_CALL_REALLOC,     /* a size */
+    DSM_CALL_FREE,
+    DSM_CALL_FINALIZE,
+    DSM_CALL_DEVAPI,      /* shmemx_dev_get's first call */
+    DSM_CALL_BCAST,       /* a bytes, b PE_root */
+    DSM_CALL_FCOLLECT,    /* a bytes */
+    DSM_CALL_COLLECT,     /* a bytes (may differ) */
+    DSM_CALL_ALLTOALL,    /* a bytes per peer */
+    DSM_CALL_ALLTOALLS,   /* a elements per peer, b dst, c sst */
+    DSM_CALL_REDUCE,      /* a bytes, b the operator */
+    DSM_CALL_INSCAN,      /* as REDUCE */
+    DSM_CALL_EXSCAN,
+    DSM_CALL_SPLIT,       /* a start, b stride, c size (split_2d: a xrange) */
+    DSM_CALL_DESTROY,
+    DSM_CALL_LAST
+};
+typedef struct dsm_call {
+    const char *routine;
+    int kind;
+    size_t esize; /* bytes per element (a is shown as a / esize), 0: none */
+    uint64_t a, b, c;
+} dsm_call_t;
+#define DSM_CALL(routine, kind, esize, a, b, c)                                \
+    (&(const dsm_call_t){(routine), (kind), (esize), (uint64_t)(a),          \
+                         (uint64_t)(b), (uint64_t)(c)})
+
 /* ---- ordering and waiting ---- */
 void dsm_rt_quiet(dsm_ctx_t *ctx);
+/* The runtime's own barrier over every PE (init, before the teams exist). */
 void dsm_rt_sync_all(void);
+/* The barrier of a collective call of the runtime (allocation, finalize)
+ * over SHMEM_TEAM_WORLD, checked like every team collective; the plain
+ * dsm_rt_sync_all before the teams exist. */
+void dsm_rt_sync_call(const dsm_call_t *c);
 /* Wait until cond(arg); wakes on writes into this PE's memory. */
 void dsm_rt_wait(int (*cond)(void *), void *arg);
 /* Wait until *word >= value (monotonic signal and flag words). */

@@ -63,16 +63,22 @@ int main(int argc, char **argv)
         (void)p;
         shmem_barrier_all();
     } else if (!strcmp(mode, "fcollect_nelems")) {
-        long *d = shmem_malloc((size_t)npes * 4 * sizeof(long));
+        /* Room for 8 per PE everywhere: only the count differs, and the
+         * others' dest would be written past the end of their 4 per PE. */
+        long *d = shmem_malloc((size_t)npes * 8 * sizeof(long));
         shmem_long_fcollect(SHMEM_TEAM_WORLD, d, heap, me == bad ? 8 : 4);
         shmem_barrier_all();
+    } else if (!strcmp(mode, "fcollect_zero")) {
+        long *d = shmem_malloc((size_t)npes * 8 * sizeof(long));
+        shmem_long_fcollect(SHMEM_TEAM_WORLD, d, heap, me == bad ? 0 : 4);
+        shmem_barrier_all();
     } else if (!strcmp(mode, "alltoall_nelems")) {
-        long *d = shmem_malloc((size_t)npes * 2 * sizeof(long));
+        long *d = shmem_malloc((size_t)npes * 4 * sizeof(long));
         long *s = shmem_malloc((size_t)npes * 4 * sizeof(long));
         shmem_long_alltoall(SHMEM_TEAM_WORLD, d, s, me == bad ? 4 : 2);
         shmem_barrier_all();
     } else if (!strcmp(mode, "bcast_nelems")) {
-        long *d = shmem_malloc(4 * sizeof(long));
+        long *d = shmem_malloc(16 * sizeof(long));
         shmem_long_broadcast(SHMEM_TEAM_WORLD, d, heap, me == bad ? 16 : 4,
                              0);
         shmem_barrier_all();
@@ -82,7 +88,7 @@ int main(int argc, char **argv)
                              me == bad && npes > 1 ? 1 : 0);
         shmem_barrier_all();
     } else if (!strcmp(mode, "reduce_nreduce")) {
-        long *d = shmem_malloc(4 * sizeof(long));
+        long *d = shmem_malloc(32 * sizeof(long));
         shmem_long_sum_reduce(SHMEM_TEAM_WORLD, d, heap, me == bad ? 32 : 4);
         shmem_barrier_all();
     } else if (!strcmp(mode, "reduce_op")) {
@@ -93,17 +99,30 @@ int main(int argc, char **argv)
             shmem_long_sum_reduce(SHMEM_TEAM_WORLD, d, heap, 4);
         shmem_barrier_all();
     } else if (!strcmp(mode, "aset_reduce_nreduce")) {
-        long *d = shmem_malloc(4 * sizeof(long));
+        long *d = shmem_malloc(32 * sizeof(long));
         shmem_long_sum_to_all(d, heap, me == bad ? 32 : 4, 0, 0, npes, pwrk,
                               psync);
         shmem_barrier_all();
+    } else if (!strcmp(mode, "team_fcollect_nelems")) {
+        /* A team of its own: the even PEs (all of them in a 2-PE job). */
+        shmem_team_t t;
+        long *d = shmem_malloc((size_t)npes * 8 * sizeof(long));
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &t);
+        shmem_long_fcollect(t, d, heap, me == bad ? 8 : 4);
+        shmem_barrier_all();
     } else if (!strcmp(mode, "coll_kind")) {
-        /* A barrier on some PEs, a broadcast on the others. */
+        /* A barrier on one PE, a broadcast on the others. */
         long *d = shmem_malloc(4 * sizeof(long));
         if (me == bad)
             shmem_barrier_all();
         else
             shmem_long_broadcast(SHMEM_TEAM_WORLD, d, heap, 4, 0);
+        shmem_barrier_all();
+    } else if (!strcmp(mode, "malloc_barrier")) {
+        /* shmem_malloc on one PE, shmem_barrier_all on the others. */
+        if (me == bad)
+            (void)shmem_malloc(64);
+        shmem_barrier_all();
         shmem_barrier_all();
     } else if (!strcmp(mode, "exit_barrier")) {
         if (me == bad)

@@ -85,6 +85,38 @@ check ctx_madeup_fence shmem_ctx_fence "0x[0-9a-f]+ is not a context"
 check team_garbage shmem_team_my_pe "0x12345678 is not a team"
 check team_garbage_sync shmem_team_sync "0x[0-9a-f]+ is not a team"
 
+# 2, 3: collective calls that differ between PEs: the first signal (or,
+# where none is exchanged, the stall check after a second) finds it, the
+# line names the other PE's call and this PE's, values included.
+DIFFER="collective calls differ: PE [0-9]+ called"
+check malloc_diff shmem_malloc \
+    "$DIFFER shmem_malloc\((2048|1024) bytes\), PE [0-9]+ shmem_malloc\((1024|2048) bytes\)"
+check malloc_barrier "shmem_malloc|shmem_barrier_all" \
+    "$DIFFER (shmem_malloc\(64 bytes\)|shmem_barrier_all), PE [0-9]+ (shmem_barrier_all|shmem_malloc)"
+check fcollect_nelems shmem_long_fcollect \
+    "$DIFFER shmem_long_fcollect with nelems [48], PE [0-9]+ shmem_long_fcollect with nelems [48]"
+check fcollect_zero shmem_long_fcollect "$DIFFER shmem_long_fcollect with nelems [04], PE"
+check team_fcollect_nelems shmem_long_fcollect "$DIFFER shmem_long_fcollect with nelems [48]"
+check alltoall_nelems shmem_long_alltoall "$DIFFER shmem_long_alltoall with nelems [24]"
+check bcast_nelems shmem_long_broadcast \
+    "$DIFFER shmem_long_broadcast with nelems (4|16), PE_root 0, PE"
+check bcast_root shmem_long_broadcast \
+    "$DIFFER shmem_long_broadcast with nelems 4, PE_root [01], PE [0-9]+ shmem_long_broadcast with nelems 4, PE_root [01]"
+check reduce_nreduce shmem_long_sum_reduce "$DIFFER shmem_long_sum_reduce with nelems (4|32)"
+check reduce_op "shmem_long_(sum|max)_reduce" \
+    "$DIFFER shmem_long_(sum|max)_reduce with nelems 4, PE [0-9]+ shmem_long_(max|sum)_reduce"
+check aset_reduce_nreduce shmem_long_sum_to_all "$DIFFER shmem_long_sum_to_all with nelems (4|32)"
+check coll_kind "shmem_long_broadcast|shmem_barrier_all" \
+    "$DIFFER (shmem_barrier_all|shmem_long_broadcast)"
+# The checks off: the same program runs as before (SHMEM_CHECK=0), and
+# with every check on (2).
+if wanted ok; then
+    for c in 0 2; do
+        run_mode 4 0 ok SHMEM_CHECK=$c
+        expect_rc 0 "ok, SHMEM_CHECK=$c"
+    done
+fi
+
 # 4: a PE exits without shmem_finalize while the others go on to a
 # barrier, to shmem_finalize, or wait for a flag it never sets: the job
 # ends with its status (1 for exit(0)), one line naming PE and status.
