@@ -291,6 +291,11 @@ void dsm_coll_note(dsm_team_t *t, const dsm_call_t *c)
     pthread_mutex_unlock(&t->lock);
 }
 
+void dsm_coll_sync_world(const dsm_call_t *c)
+{
+    dsm_coll_sync_call(&dsm_team_world, c);
+}
+
 void dsm_coll_sync_call(dsm_team_t *t, const dsm_call_t *c)
 {
     if (t->size == 1) {

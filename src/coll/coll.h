@@ -156,6 +156,9 @@ void dsm_coll_wait_ge(dsm_team_t *t, const uint64_t *word, uint64_t value);
 /* A call that moves nothing on this PE (nelems 0): recorded for the
  * members' stall checks, nothing sent. */
 void dsm_coll_note(dsm_team_t *t, const dsm_call_t *c);
+/* dsm_coll_sync_call on SHMEM_TEAM_WORLD (dsm_rt.world_sync while the
+ * teams exist). */
+void dsm_coll_sync_world(const dsm_call_t *c);
 /* Barrier over t as collective call c (dsm_team_sync under t->lock). */
 void dsm_coll_sync_call(dsm_team_t *t, const dsm_call_t *c);
 

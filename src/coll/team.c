@@ -289,11 +289,16 @@ dsm_status_t dsm_coll_init(void)
                       dsm_status_str(st));
         return st;
     }
+    /* The runtime's collective calls (allocation, finalize) run on the
+     * world team from now on, checked like every collective. */
+    __atomic_store_n(&dsm_rt.world_sync, dsm_coll_sync_world,
+                     __ATOMIC_RELEASE);
     return dsm_coll_bcast_init(); /* says what is wrong itself */
 }
 
 void dsm_coll_fini(void)
 {
+    __atomic_store_n(&dsm_rt.world_sync, NULL, __ATOMIC_RELEASE);
     dsm_coll_persist_fini();
     while (aset_list) {
         dsm_team_t *t = aset_list;

@@ -39,6 +39,9 @@
 
 #define NET_FI_VERSION FI_VERSION(1, 10)
 #define NET_NSEG 2 /* heap (with the internal area), static */
+/* The memory key of PE pe's region i (i = NET_NSEG: the heartbeat word)
+ * from the job's secret; 0 where the provider chooses keys (ofi.c). */
+uint64_t dsm_ofi_mr_key(int pe, int i);
 #define NET_NAME_MAX 256
 /* The most endpoints contexts may open besides the default context's
  * (SHMEM_OFI_CTX_EPS is checked against it). */

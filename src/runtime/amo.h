@@ -28,6 +28,7 @@ static inline dsm_ctx_t *dsm_amo_check(shmem_ctx_t ctx, const void *addr,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY((uintptr_t)addr & (size - 1)))
         dsm_amo_bad_align(routine, addr, size);
+    dsm_rma_check2(routine, addr, size);
     return c;
 }
 

@@ -119,6 +119,23 @@ static void print_banner(void)
     fflush(stdout);
 }
 
+/* The job's network secret the launcher handed over (net/auth.h), taken
+ * out of the environment at init so that programs the PE starts do not
+ * inherit it; NULL under another launcher. */
+static char job_secret[2 * DSM_JOB_SECRET_BYTES + 1];
+
+static const char *take_job_secret(void)
+{
+    const char *v = getenv(DSM_JOB_SECRET_ENV);
+    if (!v)
+        return job_secret[0] ? job_secret : NULL;
+    snprintf(job_secret, sizeof(job_secret), "%s", v);
+    if (strlen(v) != 2 * DSM_JOB_SECRET_BYTES)
+        job_secret[0] = '!'; /* refused by the network with its line */
+    unsetenv(DSM_JOB_SECRET_ENV);
+    return job_secret;
+}
+
 static int do_init(int requested)
 {
     dsm_status_t st;
@@ -230,6 +247,7 @@ static int do_init(int requested)
         .completion = dsm_env.ofi_completion,
         .fence = dsm_env.ofi_fence,
         .peer_timeout_s = dsm_env.peer_timeout,
+        .secret = take_job_secret(),
         .fatal = dsm_rt_fatal,
         .bad_addr = dsm_rt_bad_addr,
         .wait = dsm_rt_wait,

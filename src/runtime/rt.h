@@ -70,6 +70,42 @@ typedef struct dsm_ctrl {
 #define DSM_INTERNAL_SIZE(npes)                                                \
     ((size_t)DSM_INTERNAL_CTRL_BYTES + DSM_TEAM_SLOTS * DSM_SLOT_BYTES(npes))
 
+/* ---- collective calls (issue #27) ----
+ * Every PE of a team must make the same collective call with the same
+ * arguments. Each call is described once at entry; a digest of it rides
+ * on the synchronisation words the call exchanges anyway (coll/agree.c),
+ * so a PE that finds another PE's digest differing from its own fails the
+ * job naming both calls, before any data moves. */
+enum {
+    DSM_CALL_BARRIER = 1, /* shmem_barrier_all, sync_all, team_sync, ... */
+    DSM_CALL_ALLOC,       /* shmem_malloc, shmem_align, ... (a size, b align) */
+    DSM_CALL_CALLOC,      /* a count, b size */
+    DSM_CALL_REALLOC,     /* a size */
+    DSM_CALL_FREE,
+    DSM_CALL_FINALIZE,
+    DSM_CALL_DEVAPI,      /* shmemx_dev_get's first call */
+    DSM_CALL_BCAST,       /* a bytes, b PE_root */
+    DSM_CALL_FCOLLECT,    /* a bytes */
+    DSM_CALL_COLLECT,     /* a bytes (may differ) */
+    DSM_CALL_ALLTOALL,    /* a bytes per peer */
+    DSM_CALL_ALLTOALLS,   /* a elements per peer, b dst, c sst */
+    DSM_CALL_REDUCE,      /* a bytes, b the operator */
+    DSM_CALL_INSCAN,      /* as REDUCE */
+    DSM_CALL_EXSCAN,
+    DSM_CALL_SPLIT,       /* a start, b stride, c size (split_2d: a xrange) */
+    DSM_CALL_DESTROY,
+    DSM_CALL_LAST
+};
+typedef struct dsm_call {
+    const char *routine;
+    int kind;
+    size_t esize; /* bytes per element (a is shown as a / esize), 0: none */
+    uint64_t a, b, c;
+} dsm_call_t;
+#define DSM_CALL(routine, kind, esize, a, b, c)                                \
+    (&(const dsm_call_t){(routine), (kind), (esize), (uint64_t)(a),          \
+                         (uint64_t)(b), (uint64_t)(c)})
+
 struct dsm_rt {
     int initialized; /* shmem_init calls not yet matched by finalize */
     int finalized;
@@ -94,6 +130,10 @@ struct dsm_rt {
     /* SHMEM_CHECK: 0 off, 1 cheap checks (default), 2 every check
      * (intro_shmem(3) lists what each level checks). */
     int check;
+    /* The checked barrier of SHMEM_TEAM_WORLD (coll/agree.c), set by the
+     * teams while they exist (dsm_rt_sync_call uses it; a pointer, so that
+     * the runtime's allocator does not depend on coll). */
+    void (*world_sync)(const dsm_call_t *c);
 };
 
 extern struct dsm_rt dsm_rt;
@@ -196,42 +236,6 @@ static inline int dsm_rt_engine_of(int pe)
     /* Engine affinity per destination PE, as DMA-Latte maps engines. */
     return dsm_rt.nengines == 1 ? 0 : pe % dsm_rt.nengines;
 }
-
-/* ---- collective calls (issue #27) ----
- * Every PE of a team must make the same collective call with the same
- * arguments. Each call is described once at entry; a digest of it rides
- * on the synchronisation words the call exchanges anyway (coll/agree.c),
- * so a PE that finds another PE's digest differing from its own fails the
- * job naming both calls, before any data moves. */
-enum {
-    DSM_CALL_BARRIER = 1, /* shmem_barrier_all, sync_all, team_sync, ... */
-    DSM_CALL_ALLOC,       /* shmem_malloc, shmem_align, ... (a size, b align) */
-    DSM_CALL_CALLOC,      /* a count, b size */
-    DSM_CALL_REALLOC,     /* a size */
-    DSM_CALL_FREE,
-    DSM_CALL_FINALIZE,
-    DSM_CALL_DEVAPI,      /* shmemx_dev_get's first call */
-    DSM_CALL_BCAST,       /* a bytes, b PE_root */
-    DSM_CALL_FCOLLECT,    /* a bytes */
-    DSM_CALL_COLLECT,     /* a bytes (may differ) */
-    DSM_CALL_ALLTOALL,    /* a bytes per peer */
-    DSM_CALL_ALLTOALLS,   /* a elements per peer, b dst, c sst */
-    DSM_CALL_REDUCE,      /* a bytes, b the operator */
-    DSM_CALL_INSCAN,      /* as REDUCE */
-    DSM_CALL_EXSCAN,
-    DSM_CALL_SPLIT,       /* a start, b stride, c size (split_2d: a xrange) */
-    DSM_CALL_DESTROY,
-    DSM_CALL_LAST
-};
-typedef struct dsm_call {
-    const char *routine;
-    int kind;
-    size_t esize; /* bytes per element (a is shown as a / esize), 0: none */
-    uint64_t a, b, c;
-} dsm_call_t;
-#define DSM_CALL(routine, kind, esize, a, b, c)                                \
-    (&(const dsm_call_t){(routine), (kind), (esize), (uint64_t)(a),          \
-                         (uint64_t)(b), (uint64_t)(c)})
 
 /* ---- ordering and waiting ---- */
 void dsm_rt_quiet(dsm_ctx_t *ctx);

@@ -5,7 +5,6 @@
  * raises the round-k flag of PE i+2^k to this barrier's epoch and waits for
  * its own; ceil(log2 N) rounds, each one store to a peer and one wait.
  */
-#include "coll/coll.h"
 #include "path.h"
 #include "wait.h"
 
@@ -44,9 +43,10 @@ void dsm_rt_sync_call(const dsm_call_t *c)
     /* Once the teams exist, on SHMEM_TEAM_WORLD: the same signals as
      * shmem_barrier_all, so that an allocation on one PE against a barrier
      * on another is found too (coll/agree.c). */
-    if (__atomic_load_n(&dsm_team_world.magic, __ATOMIC_ACQUIRE) ==
-        DSM_TEAM_MAGIC)
-        dsm_coll_sync_call(&dsm_team_world, c);
+    void (*world)(const dsm_call_t *) =
+        __atomic_load_n(&dsm_rt.world_sync, __ATOMIC_ACQUIRE);
+    if (world)
+        world(c);
     else
         dsm_rt_sync_all();
 }

@@ -213,6 +213,32 @@ int main(int argc, char **argv)
         if (me == bad)
             shmem_putmem(base + heap_size - 4, src64, 64, peer);
         shmem_barrier_all();
+    } else if (!strcmp(mode, "alloc_overrun")) {
+        /* 1024 bytes into the 512-byte allocation heap: within the heap,
+         * past the allocation (SHMEM_CHECK=2 finds it). */
+        static char big[1024];
+        long *next = shmem_malloc(4096);
+        CHECK(next, "shmem_malloc");
+        if (me == bad)
+            shmem_putmem(heap, big, sizeof(big), peer);
+        shmem_barrier_all();
+    } else if (!strcmp(mode, "net_target")) {
+        /* net_secret.sh: PE 0 says where its word is and watches it
+         * while a stranger tries to write it, until $MISUSE_DONE exists. */
+        const char *done = getenv("MISUSE_DONE");
+        if (me == 0) {
+            /* heap is the first block: offset 0 in the heap region. */
+            printf("target %d %llx 0\n", (int)getpid(),
+                   (unsigned long long)(uintptr_t)heap);
+            fflush(stdout);
+            for (int i = 0; i < 60000 && done && access(done, F_OK); i++) {
+                if (shmem_long_test(heap, SHMEM_CMP_NE, 0))
+                    break;
+                usleep(1000);
+            }
+            printf("word %lx\n", *heap);
+            fflush(stdout);
+        }
     } else if (!strcmp(mode, "align_zero")) {
         void *p = shmem_align(0, 64);
         CHECK(p == NULL, "shmem_align(0, 64) returned %p, expected NULL", p);

@@ -108,6 +108,15 @@ check reduce_op "shmem_long_(sum|max)_reduce" \
 check aset_reduce_nreduce shmem_long_sum_to_all "$DIFFER shmem_long_sum_to_all with nelems (4|32)"
 check coll_kind "shmem_long_broadcast|shmem_barrier_all" \
     "$DIFFER (shmem_barrier_all|shmem_long_broadcast)"
+# SHMEM_CHECK=2: an RMA past the end of its allocation (still inside the
+# heap) fails; at the default level it is not looked at.
+check alloc_overrun shmem_putmem \
+    "the symmetric address needs 1024 bytes, its allocation has 512" \
+    SHMEM_CHECK=2
+if wanted alloc_overrun; then
+    run_mode 2 0 alloc_overrun
+    expect_rc 0 "alloc_overrun at SHMEM_CHECK=1"
+fi
 # The checks off: the same program runs as before (SHMEM_CHECK=0), and
 # with every check on (2).
 if wanted ok; then
