@@ -24,8 +24,10 @@ void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
     ASET_BEGIN("shmem_barrier", PE_start, logPE_stride, PE_size);
+    static const dsm_call_t call = {.routine = "shmem_barrier",
+                                    .kind = DSM_CALL_BARRIER};
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_coll_team_sync(t, "shmem_barrier");
+    dsm_coll_sync_call(t, &call);
     ASET_END();
 }
 DSM_WEAK(barrier)
@@ -33,8 +35,10 @@ DSM_WEAK(barrier)
 void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
+    static const dsm_call_t call = {.routine = "shmem_sync",
+                                    .kind = DSM_CALL_BARRIER};
     ASET_BEGIN("shmem_sync", PE_start, logPE_stride, PE_size);
-    dsm_coll_team_sync(t, "shmem_sync");
+    dsm_coll_sync_call(t, &call);
     ASET_END();
 }
 DSM_WEAK(sync)

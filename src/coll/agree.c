@@ -29,6 +29,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* Header words of the two records; each: [0] call number (written last),
  * [1] digest | kind << 24 | element size << 32 | team id << 48, [2] a,
@@ -46,13 +47,28 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h ^ (h >> 31);
 }
 
-static uint32_t digest(const dsm_call_t *c)
+/* One multiply per argument (each odd, so a differing argument always
+ * changes its product) and one avalanche round: a handful of instructions
+ * per call, differences spread over all 24 bits. */
+uint32_t dsm_coll_digest(const dsm_call_t *c)
 {
-    uint64_t h = mix(0x243f6a8885a308d3ull, (uint64_t)c->kind);
+    uint64_t h = (uint64_t)c->kind * 0x9e3779b97f4a7c15ull;
     /* collect: the counts may differ, the call may not. */
     if (c->kind != DSM_CALL_COLLECT)
-        h = mix(mix(mix(h, c->a), c->b), c->c);
-    return (uint32_t)(h >> 40) & DSM_DIG_MASK;
+        h ^= c->a * 0xbf58476d1ce4e5b9ull ^ c->b * 0x94d049bb133111ebull ^
+             c->c * 0xd6e8feb86659fd93ull;
+    h ^= h >> 31;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return (uint32_t)h & DSM_DIG_MASK;
+}
+
+uint32_t dsm_coll_dig_barrier;
+
+static void __attribute__((constructor)) dig_barrier_init(void)
+{
+    dsm_call_t b = {.kind = DSM_CALL_BARRIER};
+    dsm_coll_dig_barrier = dsm_coll_digest(&b);
 }
 
 /* Which team a record belongs to: the slot, or for the active sets (which
@@ -66,24 +82,27 @@ static uint64_t team_id(const dsm_team_t *t)
                           (uint64_t)t->size) & 0x7fffu);
 }
 
-void dsm_coll_call(dsm_team_t *t, const dsm_call_t *c)
+static void write_rec(uint64_t *r, uint64_t seq, uint64_t tid, uint32_t d,
+                      const dsm_call_t *c)
 {
-    const uint64_t seq = ++t->ncall;
-    if (!dsm_rt.check || t->size == 1) {
-        t->dig = 0;
-        return;
-    }
-    const uint32_t d = digest(c);
-    uint64_t *r = t->xchg + REC_BASE + (seq & 1) * REC_WORDS;
-    t->dig = d;
     __atomic_store_n(&r[0], 0, __ATOMIC_RELAXED);
     r[1] = d | (uint64_t)c->kind << 24 | (uint64_t)(c->esize & 0xffff) << 32 |
-           team_id(t) << 48;
+           tid << 48;
     r[2] = c->a;
     r[3] = c->b;
     r[4] = c->c;
     r[5] = (uint64_t)((uintptr_t)c->routine - (uintptr_t)&dsm_rt);
     __atomic_store_n(&r[0], seq, __ATOMIC_RELEASE);
+}
+
+void dsm_coll_record(dsm_team_t *t)
+{
+    const uint64_t seq = t->ncall;
+    if (!dsm_rt.check || t->size == 1 || t->rec_seq == seq || !t->call)
+        return;
+    write_rec(t->xchg + REC_BASE + (seq & 1) * REC_WORDS, seq, team_id(t),
+              t->dig, t->call);
+    t->rec_seq = seq;
 }
 
 /* ------------------------------------------------------------ reading */
@@ -184,10 +203,8 @@ static void report(dsm_team_t *t, int m, const rec_t *theirs, int have,
     rec_t mine;
     char me_s[160], them_s[160];
     const uint64_t seq = t->ncall;
-    uint64_t *r = t->xchg + REC_BASE + (seq & 1) * REC_WORDS;
 
-    for (int i = 0; i < REC_WORDS; i++)
-        mine.w[i] = r[i];
+    write_rec(mine.w, seq, team_id(t), t->dig, t->call);
     describe(&mine, me_s, sizeof(me_s));
     if (have)
         describe(theirs, them_s, sizeof(them_s));
@@ -204,7 +221,18 @@ static void report(dsm_team_t *t, int m, const rec_t *theirs, int have,
 void dsm_coll_mismatch(dsm_team_t *t, int m, uint32_t theirs)
 {
     rec_t r;
-    int have = read_rec(t, m, t->ncall, &r);
+    int have = 0;
+    /* Records are written lazily (dsm_coll_record): ours first, for the
+     * member that is finding the same now; then wait up to half a second
+     * for the member's (it writes it when it finds the mismatch too, or
+     * once its wait has lasted). */
+    dsm_coll_record(t);
+    for (uint64_t t0 = dsm_now_ns();
+         !(have = read_rec(t, m, t->ncall, &r)) &&
+         dsm_now_ns() - t0 < 500000000ull;) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
     report(t, m, &r, have, theirs);
 }
 
@@ -220,6 +248,8 @@ void dsm_coll_stall_check(dsm_team_t *t, dsm_coll_stall_t *s)
     if (!dsm_rt.check || t->size == 1)
         return;
     if (!s->next_ns) {
+        /* The wait lasts: the members may want our record. */
+        dsm_coll_record(t);
         s->next_ns = now + 1000000000ull;
         return;
     }
@@ -233,6 +263,8 @@ void dsm_coll_stall_check(dsm_team_t *t, dsm_coll_stall_t *s)
         for (uint64_t back = 0; back < 2 && t->ncall > back; back++) {
             const uint64_t seq = t->ncall - back;
             const uint64_t *mine = t->xchg + REC_BASE + (seq & 1) * REC_WORDS;
+            if (mine[0] != seq) /* ours was never written (no wait) */
+                break;
             if (!read_rec(t, m, seq, &r))
                 continue;
             if ((r.w[1] & DSM_DIG_MASK) != (mine[1] & DSM_DIG_MASK) ||
@@ -288,6 +320,7 @@ void dsm_coll_note(dsm_team_t *t, const dsm_call_t *c)
         return;
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, c);
+    dsm_coll_record(t);
     pthread_mutex_unlock(&t->lock);
 }
 

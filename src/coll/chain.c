@@ -346,7 +346,8 @@ void dsm_chain_wait_all(struct wait_arg *a)
     uint64_t t0 = 0;
     while (!all_done(a)) {
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, all_done, a);
-        dsm_coll_stall_tick(a->p->t, &stall);
+        if (a->call)
+            dsm_coll_stall_tick(a->p->t, &stall);
         if (DSM_UNLIKELY(dsm_env.debug) &&
             (b.sleep_us || (b.n & 1023) == 0)) {
             uint64_t now = dsm_now_ns();

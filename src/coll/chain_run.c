@@ -136,7 +136,7 @@ static void run_direct(dsm_plan_t *p)
             bo.n = 0;
         }
     }
-    struct wait_arg a = {.p = p};
+    struct wait_arg a = {.p = p, .call = 1};
     dsm_chain_wait_all(&a);
 }
 
@@ -398,7 +398,7 @@ void dsm_chain_run(dsm_plan_t *p)
             bo.n = 0;
         }
     }
-    struct wait_arg a = {.p = p, .q = q, .seq = seq, .nq = nq};
+    struct wait_arg a = {.p = p, .q = q, .seq = seq, .nq = nq, .call = 1};
     dsm_chain_wait_all(&a);
     if (stats) {
         uint64_t te = dsm_now_ns();

@@ -72,6 +72,9 @@ struct dsm_team {
      * and the digest its synchronisation words carry. Under t->lock. */
     uint64_t ncall;
     uint32_t dig;
+    const dsm_call_t *call; /* its description (the caller's, for its
+                             * duration) */
+    uint64_t rec_seq;       /* the call whose record is written */
 };
 
 typedef struct dsm_team dsm_team_t;
@@ -136,7 +139,20 @@ uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m);
  * digest 0 and no records. */
 #define DSM_DIG_BITS 24
 #define DSM_DIG_MASK ((1u << DSM_DIG_BITS) - 1)
-void dsm_coll_call(dsm_team_t *t, const dsm_call_t *c);
+uint32_t dsm_coll_digest(const dsm_call_t *c);
+extern uint32_t dsm_coll_dig_barrier; /* every barrier's (a constant) */
+static inline void dsm_coll_call(dsm_team_t *t, const dsm_call_t *c)
+{
+    t->ncall++;
+    t->call = c;
+    t->dig = DSM_UNLIKELY(!dsm_rt.check) ? 0
+             : c->kind == DSM_CALL_BARRIER ? dsm_coll_dig_barrier
+                                           : dsm_coll_digest(c);
+}
+/* Write the record of t's call in progress, once: only when a wait of
+ * the call lasts, the call reports a mismatch or moves nothing (the fast
+ * path writes none; a member that needs it waits for it). */
+void dsm_coll_record(dsm_team_t *t);
 void dsm_coll_mismatch(dsm_team_t *t, int m, uint32_t theirs) DSM_NORETURN;
 typedef struct dsm_coll_stall {
     unsigned n;
@@ -178,9 +194,6 @@ void dsm_team_wait(dsm_team_t *t, int chan, int m);
  * lock: callers (the collectives) hold t->lock. */
 void dsm_team_sync(dsm_team_t *t);
 
-/* dsm_team_sync under t->lock as a barrier call of routine
- * (shmem_team_sync, shmem_sync_all, shmem_barrier_all, ...). */
-void dsm_coll_team_sync(dsm_team_t *t, const char *routine);
 
 /* ---- checks shared by the entry points ---- */
 

@@ -9,15 +9,11 @@
 
 /* Every barrier is the same call: barrier_all, sync_all and team_sync
  * may meet one another (the digest has the kind, not the routine). */
-void dsm_coll_team_sync(dsm_team_t *t, const char *routine)
-{
-    dsm_coll_sync_call(t, DSM_CALL(routine, DSM_CALL_BARRIER, 0, 0, 0, 0));
-}
-
 int pshmem_team_sync(shmem_team_t team)
 {
-    dsm_coll_team_sync(dsm_team_check(team, "shmem_team_sync"),
-                       "shmem_team_sync");
+    static const dsm_call_t call = {.routine = "shmem_team_sync",
+                                    .kind = DSM_CALL_BARRIER};
+    dsm_coll_sync_call(dsm_team_check(team, call.routine), &call);
     return 0;
 }
 DSM_WEAK(team_sync)

@@ -121,14 +121,16 @@ void dsm_team_signal(dsm_team_t *t, int chan, int m)
 void dsm_team_wait(dsm_team_t *t, int chan, int m)
 {
     int i = dsm_team_sig_idx(t, chan, m);
-    const uint64_t k = ++t->recv[i];
-    dsm_coll_wait_ge(t, &t->sig[i], k << DSM_DIG_BITS);
+    const uint64_t want = ++t->recv[i] << DSM_DIG_BITS;
+    uint64_t v = __atomic_load_n(&t->sig[i], __ATOMIC_ACQUIRE);
+    if (DSM_UNLIKELY(v < want)) {
+        dsm_coll_wait_ge(t, &t->sig[i], want);
+        v = __atomic_load_n(&t->sig[i], __ATOMIC_ACQUIRE);
+    }
     /* The k-th signal itself (not a later one: the member may already be
      * in its next call) carries the member's digest of this call. */
-    uint64_t v = __atomic_load_n(&t->sig[i], __ATOMIC_ACQUIRE);
-    if (DSM_UNLIKELY((v >> DSM_DIG_BITS) == k &&
-                     (uint32_t)(v & DSM_DIG_MASK) != t->dig))
-        dsm_coll_mismatch(t, m, (uint32_t)(v & DSM_DIG_MASK));
+    if (DSM_UNLIKELY(v - want != t->dig && v - want <= DSM_DIG_MASK))
+        dsm_coll_mismatch(t, m, (uint32_t)(v - want));
 }
 
 void dsm_team_sync(dsm_team_t *t)

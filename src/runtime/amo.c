@@ -15,6 +15,18 @@ void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
                  "element size", addr, size);
 }
 
+void dsm_amo_by_table(dsm_ctx_t *c, dsm_amo_op_t op, const void *dest,
+                      size_t size, const void *val, const void *cmp,
+                      void *fetched, int pe, const char *routine)
+{
+    dsm_rma_check2(routine, dest, size);
+    const dsm_path_ops_t *o = dsm_paths.pe[pe].amo;
+    if (o == &dsm_path_shm)
+        dsm_shm_amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
+    else
+        o->amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
+}
+
 /* Name of the routine for errors: "shmem_[ctx_]TYPENAME_OP". */
 #define AMO_NAME(PFX, N, OP) "shmem_" PFX #N "_" OP
 

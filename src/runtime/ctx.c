@@ -24,7 +24,7 @@
  * handed out. A destroyed context's slot is reused only once every slot
  * has been handed out once, so a stale handle is caught for as long as
  * possible. */
-#define CTX_ARENA_SLOTS (1u << 20)
+#define CTX_ARENA_SLOTS (DSM_CTX_ARENA_BYTES / DSM_CTX_SLOT)
 _Static_assert(sizeof(dsm_ctx_t) <= DSM_CTX_SLOT, "a context outgrew its slot");
 char *dsm_ctx_arena;
 size_t dsm_ctx_arena_used;

@@ -379,7 +379,9 @@ dsm_status_t dsm_paths_init(void)
         use(p->rma);
         use(p->amo);
     }
-    dsm_paths.shm_only = dsm_paths.nused == 1 && dsm_paths.used[0] == &dsm_path_shm;
+    dsm_paths.shm_only = dsm_paths.nused == 1 &&
+                         dsm_paths.used[0] == &dsm_path_shm &&
+                         dsm_rt.check < 2;
     if (dsm_log_debug)
         paths_print();
     return dsm_path_ctx_open(&dsm_ctx_default);

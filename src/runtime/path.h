@@ -91,7 +91,9 @@ typedef struct dsm_path {
 #define DSM_PATH_MAX 4
 struct dsm_paths {
     /* 1 when every PE, for RMA and AMOs, is on the shm path (a one-node
-     * job): the entry points then skip the table with one load. */
+     * job) and SHMEM_CHECK < 2: the entry points then skip the table with
+     * one load. Level 2's per-call checks (dsm_rma_check2) sit on the
+     * other branch, so that the default level pays nothing for them. */
     int shm_only;
     dsm_path_t *pe; /* [npes] */
     /* The distinct rma paths in use: quiet, fence and context set-up walk
@@ -295,6 +297,16 @@ static inline void dsm_shm_amo(dsm_ctx_t *c, dsm_amo_op_t op, void *sym,
         DSM_AMO_WORD(uint32_t, r, op, val, cmp, fetched);
 }
 
+/* SHMEM_CHECK=2: the symmetric range of an RMA or AMO lies in one live
+ * allocation of the heap (a lookup under the heap's lock; static data is
+ * not looked at). Reached only off the shm_only fast path. */
+static inline void dsm_rma_check2(const char *routine, const void *sym,
+                                  size_t len)
+{
+    if (DSM_UNLIKELY(dsm_rt.check > 1))
+        dsm_rt_check_alloc(routine, "the symmetric address", sym, len);
+}
+
 /* ---- calls through the table (collectives, signals, rare paths) ---- */
 
 static inline void dsm_path_put(dsm_ctx_t *c, void *sym, const void *src,
@@ -305,6 +317,7 @@ static inline void dsm_path_put(dsm_ctx_t *c, void *sym, const void *src,
         dsm_shm_put(c, sym, src, len, pe, nbi, routine);
         return;
     }
+    dsm_rma_check2(routine, sym, len);
     const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
     if (o == &dsm_path_shm)
         dsm_shm_put(c, sym, src, len, pe, nbi, routine);
@@ -320,6 +333,7 @@ static inline void dsm_path_get(dsm_ctx_t *c, void *dst, const void *sym,
         dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
         return;
     }
+    dsm_rma_check2(routine, sym, len);
     const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
     if (o == &dsm_path_shm)
         dsm_shm_get(c, dst, sym, len, pe, nbi, routine);

@@ -18,15 +18,6 @@ static inline dsm_ctx_t *dsm_rma_ctx(shmem_ctx_t ctx, const char *routine)
     return dsm_ctx_check(ctx, routine);
 }
 
-/* SHMEM_CHECK=2: the symmetric range of an RMA or AMO lies in one live
- * allocation of the heap (a lookup under the heap's lock; static data is
- * not looked at). One load and a not-taken branch at the default level. */
-static inline void dsm_rma_check2(const char *routine, const void *sym,
-                                  size_t len)
-{
-    if (DSM_UNLIKELY(dsm_rt.check > 1))
-        dsm_rt_check_alloc(routine, "the symmetric address", sym, len);
-}
 
 /* The entry points: check, then the target's path (path.h; the shm path
  * inline). */
@@ -37,7 +28,6 @@ static inline void dsm_rma_put(shmem_ctx_t ctx, void *dest, const void *src,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY(!len))
         return;
-    dsm_rma_check2(routine, dest, len);
     dsm_path_put(c, dest, src, len, pe, 0, routine);
 }
 
@@ -48,7 +38,6 @@ static inline void dsm_rma_get(shmem_ctx_t ctx, void *dest, const void *src,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY(!len))
         return;
-    dsm_rma_check2(routine, src, len);
     dsm_path_get(c, dest, src, len, pe, 0, routine);
 }
 
@@ -60,7 +49,6 @@ static inline void dsm_rma_put_nbi(shmem_ctx_t ctx, void *dest,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY(!len))
         return;
-    dsm_rma_check2(routine, dest, len);
     dsm_path_put(c, dest, src, len, pe, 1, routine);
 }
 
@@ -72,7 +60,6 @@ static inline void dsm_rma_get_nbi(shmem_ctx_t ctx, void *dest,
     DSM_CHECK_PE(routine, pe);
     if (DSM_UNLIKELY(!len))
         return;
-    dsm_rma_check2(routine, src, len);
     dsm_path_get(c, dest, src, len, pe, 1, routine);
 }
 

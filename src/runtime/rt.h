@@ -137,7 +137,9 @@ struct dsm_rt {
 };
 
 extern struct dsm_rt dsm_rt;
-extern struct dsm_ctx dsm_ctx_default;
+/* Hidden: its address is then a constant of the library (no GOT load in
+ * the handle check below). */
+extern struct dsm_ctx dsm_ctx_default __attribute__((visibility("hidden")));
 /* The default context as the library names it: a constant, so that the
  * handle checks of the routines without a context fold away. */
 #define DSM_CTX_DEFAULT ((shmem_ctx_t)&dsm_ctx_default)
@@ -212,7 +214,8 @@ static inline char *dsm_rt_xlate(const char *routine, const void *addr,
  * made-up handle is outside the arena or off a slot boundary, a destroyed
  * one has lost its magic. */
 #define DSM_CTX_SLOT 64u
-extern char *dsm_ctx_arena;
+#define DSM_CTX_ARENA_BYTES ((size_t)DSM_CTX_SLOT << 20)
+extern char *dsm_ctx_arena;       /* DSM_CTX_ARENA_BYTES, all readable */
 extern size_t dsm_ctx_arena_used; /* bytes handed out so far */
 
 /* The context behind a handle; fails the job (naming routine) on
@@ -224,8 +227,10 @@ static inline dsm_ctx_t *dsm_ctx_check(shmem_ctx_t ctx, const char *routine)
     dsm_ctx_t *c = (dsm_ctx_t *)ctx;
     if (DSM_LIKELY(c == &dsm_ctx_default))
         return c;
+    /* The whole arena is mapped, so a handle that starts in the part
+     * handed out can be read; only a slot's start carries the magic. */
     uintptr_t off = (uintptr_t)c - (uintptr_t)dsm_ctx_arena;
-    if (DSM_UNLIKELY(off >= dsm_ctx_arena_used || off % DSM_CTX_SLOT ||
+    if (DSM_UNLIKELY(off >= dsm_ctx_arena_used ||
                      c->magic != DSM_CTX_MAGIC))
         dsm_rt_bad_ctx(routine, ctx);
     return c;
