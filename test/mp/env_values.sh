@@ -6,12 +6,14 @@
 # collective algorithms theirs (coll_bad_algo.sh).
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
-check() { # VAR BAD GOOD
-    local var=$1 bad=$2 good=$3 n lines
-    for n in 1 2 4; do
+# check_line VAR BAD GOOD PATTERN "NPES...": BAD fails the job with 1..n
+# lines matching PATTERN on n PEs; GOOD runs.
+check_line() {
+    local var=$1 bad=$2 good=$3 pat=$4 n lines
+    for n in $5; do
         run env "$var=$bad" "$LAUNCHER" -n $n --timeout 60 "$EXIT_PROG" ok "$MARK"
         expect_fail "$var=$bad with $n PEs"
-        lines=$(printf '%s\n' "$ERR" | grep -c -- "$var=$bad")
+        lines=$(printf '%s\n' "$ERR" | grep -c -- "$pat")
         [ "$lines" -ge 1 ] && [ "$lines" -le "$n" ] ||
             fail "$var=$bad: expected 1..$n lines naming the variable and the value, got $lines"
         expect_faster 20000 "$var=$bad with $n PEs"
@@ -20,20 +22,12 @@ check() { # VAR BAD GOOD
     run env "$var=$good" "$LAUNCHER" -n 2 --timeout 60 "$EXIT_PROG" ok "$MARK"
     expect_rc 0 "$var=$good with 2 PEs"
 }
+check() { # VAR BAD GOOD
+    check_line "$1" "$2" "$3" "$1=$2" "1 2 4"
+}
 # INT variables with a range (issue #27: these were accepted).
 check_range() { # VAR BAD GOOD
-    local var=$1 bad=$2 good=$3 n lines
-    for n in 1 2; do
-        run env "$var=$bad" "$LAUNCHER" -n $n --timeout 60 "$EXIT_PROG" ok "$MARK"
-        expect_fail "$var=$bad with $n PEs"
-        lines=$(printf '%s\n' "$ERR" | grep -c -- "invalid value '$bad' for $var")
-        [ "$lines" -ge 1 ] && [ "$lines" -le "$n" ] ||
-            fail "$var=$bad: expected 1..$n lines naming the variable and the value, got $lines"
-        expect_faster 20000 "$var=$bad with $n PEs"
-        expect_clean "$var=$bad with $n PEs"
-    done
-    run env "$var=$good" "$LAUNCHER" -n 2 --timeout 60 "$EXIT_PROG" ok "$MARK"
-    expect_rc 0 "$var=$good with 2 PEs"
+    check_line "$1" "$2" "$3" "invalid value '$2' for $1" "1 2"
 }
 check_range SHMEM_PRELAUNCH_DEPTH -5 0
 check_range SHMEM_PRELAUNCH_DEPTH 100000000 64
