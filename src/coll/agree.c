@@ -238,6 +238,16 @@ void dsm_coll_mismatch(dsm_team_t *t, int m, uint32_t theirs)
 
 /* ------------------------------------------------------------ stalls */
 
+/* Two records of one call number describe the same call: the kind and
+ * every argument (a collect's count may differ), not only the digest. */
+static int same_call(const uint64_t *a, const uint64_t *b)
+{
+    const uint64_t kind = a[1] >> 24 & 0xff;
+    return kind == (b[1] >> 24 & 0xff) &&
+           (kind == DSM_CALL_COLLECT || a[2] == b[2]) && a[3] == b[3] &&
+           a[4] == b[4];
+}
+
 /* Every second of a wait: a member whose record of this call (or, when
  * it is one call behind, of this PE's previous call) differs from this
  * PE's is in another call and will never signal this one. */
@@ -267,8 +277,7 @@ void dsm_coll_stall_check(dsm_team_t *t, dsm_coll_stall_t *s)
                 break;
             if (!read_rec(t, m, seq, &r))
                 continue;
-            if ((r.w[1] & DSM_DIG_MASK) != (mine[1] & DSM_DIG_MASK) ||
-                (r.w[1] >> 24 & 0xff) != (mine[1] >> 24 & 0xff)) {
+            if (!same_call(r.w, mine)) {
                 if (back) {
                     /* Report this PE's previous call. */
                     rec_t me;
