@@ -165,7 +165,7 @@ struct dsm_ofi {
     char prov[64];
     char dom_why[96]; /* how the domain was chosen (SHMEM_INFO) */
     char domain_line[NET_NAME_MAX + 100]; /* "name (why)": dsm_net_domain */
-    char describe[600];
+    char describe[800];
     net_lane_t lanes[1 + NET_LANES_MAX]; /* [0]: the default context's */
     int nlanes;                          /* open */
     int max_lanes;                       /* 1 + SHMEM_OFI_CTX_EPS */
