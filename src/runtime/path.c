@@ -39,6 +39,28 @@ void dsm_rt_bad_wait_word(const char *routine, const void *addr, size_t n,
                  "the wait would never end", addr);
 }
 
+void dsm_path_put_checked(dsm_ctx_t *c, void *sym, const void *src,
+                          size_t len, int pe, int nbi, const char *routine)
+{
+    dsm_rma_check2(routine, sym, len);
+    const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
+    if (o == &dsm_path_shm)
+        dsm_shm_put(c, sym, src, len, pe, nbi, routine);
+    else
+        o->put(c, sym, src, len, pe, nbi, routine);
+}
+
+void dsm_path_get_checked(dsm_ctx_t *c, void *dst, const void *sym,
+                          size_t len, int pe, int nbi, const char *routine)
+{
+    dsm_rma_check2(routine, sym, len);
+    const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
+    if (o == &dsm_path_shm)
+        dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
+    else
+        o->get(c, dst, sym, len, pe, nbi, routine);
+}
+
 /* ------------------------------------------------------------ shm */
 
 static void shm_put(dsm_ctx_t *c, void *sym, const void *src, size_t len,

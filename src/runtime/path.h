@@ -309,6 +309,13 @@ static inline void dsm_rma_check2(const char *routine, const void *sym,
 
 /* ---- calls through the table (collectives, signals, rare paths) ---- */
 
+/* SHMEM_CHECK=2: dsm_rma_check2, then the table (out of line, so that the
+ * inline paths keep no registers for it). */
+void dsm_path_put_checked(dsm_ctx_t *c, void *sym, const void *src,
+                          size_t len, int pe, int nbi, const char *routine);
+void dsm_path_get_checked(dsm_ctx_t *c, void *dst, const void *sym,
+                          size_t len, int pe, int nbi, const char *routine);
+
 static inline void dsm_path_put(dsm_ctx_t *c, void *sym, const void *src,
                                 size_t len, int pe, int nbi,
                                 const char *routine)
@@ -317,7 +324,10 @@ static inline void dsm_path_put(dsm_ctx_t *c, void *sym, const void *src,
         dsm_shm_put(c, sym, src, len, pe, nbi, routine);
         return;
     }
-    dsm_rma_check2(routine, sym, len);
+    if (DSM_UNLIKELY(dsm_rt.check > 1)) {
+        dsm_path_put_checked(c, sym, src, len, pe, nbi, routine);
+        return;
+    }
     const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
     if (o == &dsm_path_shm)
         dsm_shm_put(c, sym, src, len, pe, nbi, routine);
@@ -333,7 +343,10 @@ static inline void dsm_path_get(dsm_ctx_t *c, void *dst, const void *sym,
         dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
         return;
     }
-    dsm_rma_check2(routine, sym, len);
+    if (DSM_UNLIKELY(dsm_rt.check > 1)) {
+        dsm_path_get_checked(c, dst, sym, len, pe, nbi, routine);
+        return;
+    }
     const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
     if (o == &dsm_path_shm)
         dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
