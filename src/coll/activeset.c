@@ -24,8 +24,10 @@ void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
     ASET_BEGIN("shmem_barrier", PE_start, logPE_stride, PE_size);
+    static const dsm_call_t call = {.routine = "shmem_barrier",
+                                    .kind = DSM_CALL_BARRIER};
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_coll_team_sync(t);
+    dsm_coll_sync_call(t, &call);
     ASET_END();
 }
 DSM_WEAK(barrier)
@@ -33,8 +35,10 @@ DSM_WEAK(barrier)
 void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
+    static const dsm_call_t call = {.routine = "shmem_sync",
+                                    .kind = DSM_CALL_BARRIER};
     ASET_BEGIN("shmem_sync", PE_start, logPE_stride, PE_size);
-    dsm_coll_team_sync(t);
+    dsm_coll_sync_call(t, &call);
     ASET_END();
 }
 DSM_WEAK(sync)
@@ -49,9 +53,10 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_broadcast" #BITS, PE_start, logPE_stride, PE_size);  \
-        /* Before 1.5 the root's own dest is left alone. */                   \
-        dsm_coll_broadcast(t, dest, source, nelems * BYTES, PE_root, 0,        \
-                           "shmem_broadcast" #BITS);                          \
+        /* Before 1.5 the root's own dest is left alone. */                    \
+        dsm_coll_broadcast(t, dest, source,                                    \
+                           DSM_NBYTES(nelems, BYTES, "shmem_broadcast" #BITS), \
+                           PE_root, 0, "shmem_broadcast" #BITS, BYTES);        \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(broadcast##BITS)                                                  \
@@ -61,7 +66,9 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_fcollect" #BITS, PE_start, logPE_stride, PE_size);   \
-        dsm_coll_fcollect(t, dest, source, nelems * BYTES);                    \
+        dsm_coll_fcollect(t, dest, source,                                     \
+                          DSM_NBYTES(nelems, BYTES, "shmem_fcollect" #BITS),   \
+                          "shmem_fcollect" #BITS, BYTES);                      \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(fcollect##BITS)                                                   \
@@ -71,7 +78,9 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_collect" #BITS, PE_start, logPE_stride, PE_size);    \
-        dsm_coll_collect(t, dest, source, nelems * BYTES);                     \
+        dsm_coll_collect(t, dest, source,                                      \
+                         DSM_NBYTES(nelems, BYTES, "shmem_collect" #BITS),     \
+                         "shmem_collect" #BITS, BYTES);                        \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(collect##BITS)                                                    \
@@ -81,7 +90,9 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_alltoall" #BITS, PE_start, logPE_stride, PE_size);   \
-        dsm_coll_alltoall(t, dest, source, nelems * BYTES);                    \
+        dsm_coll_alltoall(t, dest, source,                                     \
+                          DSM_NBYTES(nelems, BYTES, "shmem_alltoall" #BITS),   \
+                          "shmem_alltoall" #BITS, BYTES);                      \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(alltoall##BITS)                                                   \
@@ -91,7 +102,8 @@ DSM_WEAK(sync)
     {                                                                          \
         (void)pSync;                                                           \
         ASET_BEGIN("shmem_alltoalls" #BITS, PE_start, logPE_stride, PE_size);  \
-        dsm_coll_alltoalls(t, dest, source, dst, sst, nelems, BYTES);          \
+        dsm_coll_alltoalls(t, dest, source, dst, sst, nelems, BYTES,           \
+                           "shmem_alltoalls" #BITS);                           \
         ASET_END();                                                            \
     }                                                                          \
     DSM_WEAK(alltoalls##BITS)

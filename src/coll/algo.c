@@ -151,7 +151,7 @@ void dsm_coll_self_copy(char *dst, const char *src, size_t len, size_t count,
         if (host)
             memcpy(d, s, len);
         else
-            dsm_rma_get(SHMEM_CTX_DEFAULT, d, s, len, dsm_rt.me, routine);
+            dsm_rma_get(DSM_CTX_DEFAULT, d, s, len, dsm_rt.me, routine);
     }
 }
 

@@ -22,9 +22,18 @@ static void check_overlap(const char *routine, const char *dest,
 
 static void a2a_run(dsm_team_t *t, char *dest, const char *src,
                     size_t elem, size_t nelems, ptrdiff_t dstr,
-                    ptrdiff_t sstr, int strided, const char *routine)
+                    ptrdiff_t sstr, int strided, const char *routine,
+                    const dsm_call_t *call)
 {
     const int n = t->size, me = t->my_idx;
+    size_t span;
+    /* n blocks of nelems elements at the strides must fit a size_t. */
+    if (__builtin_mul_overflow(nelems, strided ? (size_t)DSM_MAX(dstr, sstr)
+                                               : elem, &span) ||
+        __builtin_mul_overflow(span, (size_t)n, &span))
+        dsm_rt_fatal(routine, "nelems %zu with strides %td and %td (bytes) "
+                     "for %d PEs does not fit a size_t", nelems, dstr, sstr,
+                     n);
     /* Bytes of one block as laid out in dest and in source. */
     const size_t dblk = strided ? nelems * (size_t)dstr : nelems * elem;
     const size_t sblk = strided ? nelems * (size_t)sstr : nelems * elem;
@@ -62,11 +71,13 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
         return;
     }
     pthread_mutex_lock(&t->lock);
+    dsm_coll_call(t, call);
     p = (dsm_plan_t){
         .t = t,
         .kind = DSM_COLL_A2A,
         .algo = algo,
         .routine = routine,
+        .dig = t->dig,
         .local = {.m = me, .src = src + (size_t)me * sblk,
                   .dst = dest + (size_t)me * dblk, .len = len,
                   .count = count, .sstr = sstr, .dstr = dstr},
@@ -100,32 +111,45 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
 }
 
 void dsm_coll_alltoall(dsm_team_t *t, void *dest, const void *src,
-                       size_t nbytes)
+                       size_t nbytes, const char *name, size_t esize)
 {
+    const dsm_call_t *call =
+        DSM_CALL(name, DSM_CALL_ALLTOALL, esize, nbytes, 0, 0);
     dsm_coll_tune_init();
-    if (!nbytes)
+    if (!nbytes) {
+        dsm_coll_note(t, call);
         return;
-    a2a_run(t, dest, src, 1, nbytes, 1, 1, 0, "shmem_alltoall");
+    }
+    a2a_run(t, dest, src, 1, nbytes, 1, 1, 0, "shmem_alltoall", call);
 }
 
 void dsm_coll_alltoalls(dsm_team_t *t, void *dest, const void *src,
                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                        size_t elem_size)
+                        size_t elem_size, const char *name)
 {
     static const char routine[] = "shmem_alltoalls";
+    const dsm_call_t *call =
+        DSM_CALL(name, DSM_CALL_ALLTOALLS, elem_size, nelems * elem_size,
+                 dst, sst);
 
     dsm_coll_tune_init();
-    if (!nelems || !elem_size)
+    if (!nelems || !elem_size) {
+        dsm_coll_note(t, call);
         return;
+    }
     if (dst < 1 || sst < 1)
         dsm_rt_fatal(routine, "strides must be >= 1 (dst %td, sst %td)", dst,
                      sst);
+    if (dst > PTRDIFF_MAX / (ptrdiff_t)elem_size ||
+        sst > PTRDIFF_MAX / (ptrdiff_t)elem_size)
+        dsm_rt_fatal(routine, "strides dst %td, sst %td of %zu-byte elements "
+                     "do not fit a ptrdiff_t", dst, sst, elem_size);
     if (dst == 1 && sst == 1) {
-        a2a_run(t, dest, src, elem_size, nelems, 1, 1, 0, routine);
+        a2a_run(t, dest, src, elem_size, nelems, 1, 1, 0, routine, call);
         return;
     }
     a2a_run(t, dest, src, elem_size, nelems, dst * (ptrdiff_t)elem_size,
-            sst * (ptrdiff_t)elem_size, 1, routine);
+            sst * (ptrdiff_t)elem_size, 1, routine, call);
 }
 
 /* ------------------------------------------------------------ entry points */
@@ -134,7 +158,7 @@ int pshmem_alltoallmem(shmem_team_t team, void *dest, const void *source,
                        size_t nelems)
 {
     dsm_coll_alltoall(dsm_team_check(team, "shmem_alltoallmem"), dest, source,
-                      nelems);
+                      nelems, "shmem_alltoallmem", 1);
     return 0;
 }
 DSM_WEAK(alltoallmem)
@@ -143,25 +167,28 @@ int pshmem_alltoallsmem(shmem_team_t team, void *dest, const void *source,
                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
 {
     dsm_coll_alltoalls(dsm_team_check(team, "shmem_alltoallsmem"), dest,
-                       source, dst, sst, nelems, 1);
+                       source, dst, sst, nelems, 1, "shmem_alltoallsmem");
     return 0;
 }
 DSM_WEAK(alltoallsmem)
 
 #define DSM_A2A_T(T, N)                                                        \
-    int pshmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source,    \
+    int pshmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source,     \
                               size_t nelems)                                   \
     {                                                                          \
-        dsm_coll_alltoall(dsm_team_check(team, "shmem_" #N "_alltoall"),      \
-                          dest, source, nelems * sizeof(T));                   \
+        static const char routine[] = "shmem_" #N "_alltoall";                 \
+        dsm_coll_alltoall(dsm_team_check(team, routine), dest, source,         \
+                          DSM_NBYTES(nelems, sizeof(T), routine), routine,     \
+                          sizeof(T));                                          \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_alltoall)                                                     \
-    int pshmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source,   \
+    int pshmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source,    \
                                ptrdiff_t dst, ptrdiff_t sst, size_t nelems)    \
     {                                                                          \
-        dsm_coll_alltoalls(dsm_team_check(team, "shmem_" #N "_alltoalls"),    \
-                           dest, source, dst, sst, nelems, sizeof(T));         \
+        dsm_coll_alltoalls(dsm_team_check(team, "shmem_" #N "_alltoalls"),     \
+                           dest, source, dst, sst, nelems, sizeof(T),          \
+                           "shmem_" #N "_alltoalls");                          \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_alltoalls)

@@ -8,15 +8,19 @@
 
 void pshmem_sync_all(void)
 {
-    DSM_CHECK_INIT("shmem_sync_all");
-    dsm_coll_team_sync(&dsm_team_world);
+    static const dsm_call_t call = {.routine = "shmem_sync_all",
+                                    .kind = DSM_CALL_BARRIER};
+    DSM_CHECK_INIT(call.routine);
+    dsm_coll_sync_call(&dsm_team_world, &call);
 }
 DSM_WEAK(sync_all)
 
 void pshmem_barrier_all(void)
 {
-    DSM_CHECK_INIT("shmem_barrier_all");
+    static const dsm_call_t call = {.routine = "shmem_barrier_all",
+                                    .kind = DSM_CALL_BARRIER};
+    DSM_CHECK_INIT(call.routine);
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_coll_team_sync(&dsm_team_world);
+    dsm_coll_sync_call(&dsm_team_world, &call);
 }
 DSM_WEAK(barrier_all)

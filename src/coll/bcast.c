@@ -93,7 +93,7 @@ static void bc_pull(dsm_team_t *t, void *dest, const void *src, size_t n,
             if (m != root)
                 dsm_team_signal(t, DSM_CHAN_CPU, m);
         if (root_too && dest != src && dev)
-            dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, n, dsm_rt.me, routine);
+            dsm_rma_get(DSM_CTX_DEFAULT, dest, src, n, dsm_rt.me, routine);
         else if (root_too && dest != src)
             memmove(dest, src, n);
         for (m = 0; m < t->size; m++)
@@ -101,7 +101,7 @@ static void bc_pull(dsm_team_t *t, void *dest, const void *src, size_t n,
                 dsm_team_wait(t, DSM_CHAN_CPU, m);
     } else if (!dsm_coll_pe_mapped(t->pes[root]) || dev) {
         dsm_team_wait(t, DSM_CHAN_CPU, root);
-        dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, n, t->pes[root], routine);
+        dsm_rma_get(DSM_CTX_DEFAULT, dest, src, n, t->pes[root], routine);
         dsm_team_signal(t, DSM_CHAN_CPU, root);
     } else {
         const char *r = dsm_rt_xlate(routine, src, n, t->pes[root]);
@@ -117,7 +117,9 @@ static void sig_cmd(dsm_cmd_t *c, dsm_team_t *t, int m)
     memset(c, 0, sizeof(*c));
     c->op = DSM_CMD_SIGNAL;
     c->u.sig.word = dsm_team_peer_sig(t, DSM_CHAN_CPU, m);
-    c->u.sig.value = ++t->sent[dsm_team_sig_idx(t, DSM_CHAN_CPU, m)];
+    c->u.sig.value = ++t->sent[dsm_team_sig_idx(t, DSM_CHAN_CPU, m)]
+                         << DSM_DIG_BITS |
+                     t->dig;
     c->wake = &pc->wake;
     c->wake_app = &pc->wake_app;
 }
@@ -185,16 +187,20 @@ static void bc_push(dsm_team_t *t, void *dest, const void *src, size_t n,
 
 void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
                         size_t nbytes, int root, int root_too,
-                        const char *routine)
+                        const char *routine, size_t esize)
 {
+    const dsm_call_t *call =
+        DSM_CALL(routine, DSM_CALL_BCAST, esize, nbytes, root, root_too);
     int alg = bc_alg;
 
     if (DSM_UNLIKELY(root < 0 || root >= t->size))
         dsm_rt_fatal(routine, "PE_root %d out of range (the team has %d "
                      "PE%s: 0..%d)", root, t->size, t->size == 1 ? "" : "s",
                      t->size - 1);
-    if (!nbytes)
+    if (!nbytes) {
+        dsm_coll_note(t, call);
         return;
+    }
     /* dest is written on every member but a 1.4 root; source read at the
      * root only. */
     if (root_too || t->my_idx != root)
@@ -203,8 +209,7 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
         dsm_rt_check_alloc(routine, "source", src, nbytes);
     if (t->size == 1) {
         if (root_too && dest != src && !dsm_coll_host(dest, src))
-            dsm_rma_get(SHMEM_CTX_DEFAULT, dest, src, nbytes, dsm_rt.me,
-                        routine);
+            dsm_rma_get(DSM_CTX_DEFAULT, dest, src, nbytes, dsm_rt.me, routine);
         else if (root_too && dest != src)
             memmove(dest, src, nbytes);
         return;
@@ -215,6 +220,7 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
                   ? BC_BCAST
                   : BC_PULL;
     pthread_mutex_lock(&t->lock);
+    dsm_coll_call(t, call);
     if (alg == BC_PULL)
         bc_pull(t, dest, src, nbytes, root, root_too, routine);
     else
@@ -229,18 +235,19 @@ int pshmem_broadcastmem(shmem_team_t team, void *dest, const void *source,
                         size_t nelems, int PE_root)
 {
     dsm_coll_broadcast(dsm_team_check(team, "shmem_broadcastmem"), dest,
-                       source, nelems, PE_root, 1, "shmem_broadcastmem");
+                       source, nelems, PE_root, 1, "shmem_broadcastmem", 1);
     return 0;
 }
 DSM_WEAK(broadcastmem)
 
 #define DSM_BCAST_T(T, N)                                                      \
-    int pshmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source,   \
+    int pshmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source,    \
                                size_t nelems, int PE_root)                     \
     {                                                                          \
-        static const char routine[] = "shmem_" #N "_broadcast";               \
+        static const char routine[] = "shmem_" #N "_broadcast";                \
         dsm_coll_broadcast(dsm_team_check(team, routine), dest, source,        \
-                           nelems * sizeof(T), PE_root, 1, routine);          \
+                           DSM_NBYTES(nelems, sizeof(T), routine), PE_root, 1, \
+                           routine, sizeof(T));                                \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_broadcast)

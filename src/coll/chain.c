@@ -342,9 +342,12 @@ static void stall_report(const struct wait_arg *a)
 void dsm_chain_wait_all(struct wait_arg *a)
 {
     dsm_backoff_t b = {0};
+    dsm_coll_stall_t stall = {0, 0};
     uint64_t t0 = 0;
     while (!all_done(a)) {
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, all_done, a);
+        if (a->call)
+            dsm_coll_stall_tick(a->p->t, &stall);
         if (DSM_UNLIKELY(dsm_env.debug) &&
             (b.sleep_us || (b.n & 1023) == 0)) {
             uint64_t now = dsm_now_ns();

@@ -76,6 +76,10 @@ typedef struct dsm_part {
     /* Pairwise signal values of this call: ready and arrival I send, and
      * those I expect from the peer. */
     uint64_t rv_out, av_out, rv_in, av_in;
+    /* The pair's count before this call and the X the peer's ready and
+     * arrival carry (base + 2X + 1, + 2): the call's digest, or collect's
+     * count (part_arrived, chain_run.c). */
+    uint64_t base_in, x_in;
     int ready_sent; /* ready already sent (collect's size exchange) */
     int by_path;    /* the peer is not mapped here: dst is the symmetric
                      * address in this process, moved by dsm_path_put */
@@ -100,6 +104,9 @@ typedef struct dsm_plan {
     dsm_part_t *peer; /* [np] in rotation order */
     int nq;           /* queues the chain variant uses */
     int mixed;        /* members may pick different variants (collect) */
+    /* The call's digest (t->dig of a blocking call, 0 for persistent
+     * requests), which the signals carry (dsm_plan_sigvals). */
+    uint32_t dig;
     /* Gated (persistent) chains signal through the parts' device words
      * (rw_out ...) instead of the team's host words, and wait for the
      * arrivals on the engines: a started instance then runs trigger ->
@@ -130,20 +137,26 @@ enum { DSM_DSYNC_OFF = 0, DSM_DSYNC_DEV = 1, DSM_DSYNC_HREADY = 2,
 
 /* Per-call plan storage of the calling thread, grown to np peers. */
 dsm_part_t *dsm_plan_peers(int np);
-/* Take this call's two signals per ordered pair from the team's counters. */
+/* Take this call's two signals per ordered pair from the team's counters:
+ * ready base + 2 dig + 1, arrival base + 2 dig + 2 (coll.h "argument
+ * agreement"; persistent plans have dig 0: +1, +2). */
 static inline void dsm_plan_sigvals(dsm_plan_t *p)
 {
+    const uint64_t x2 = 2 * (uint64_t)p->dig;
     for (int i = 0; i < p->np; i++) {
         dsm_part_t *x = &p->peer[i];
         int k = dsm_team_sig_idx(p->t, DSM_CHAN_DMA, x->m);
         uint64_t *s = &p->t->sent[k], *r = &p->t->recv[k];
-        x->rv_out = ++*s;
-        x->av_out = ++*s;
-        x->rv_in = ++*r;
-        x->av_in = ++*r;
+        x->rv_out = *s + x2 + 1;
+        x->av_out = *s = *s + x2 + 2;
+        x->base_in = *r;
+        x->x_in = p->dig;
+        x->rv_in = *r + x2 + 1;
+        x->av_in = *r = *r + x2 + 2;
         x->ready_sent = 0;
     }
 }
+
 
 /* Queues and expected arrivals of one posted instance. */
 #define DSM_CHAIN_MAXQ 16
@@ -195,6 +208,20 @@ int dsm_chain_nqueues(const dsm_plan_t *p);
 static inline uint64_t *dsm_chain_in(dsm_team_t *t, int m)
 {
     return dsm_team_my_sig(t, DSM_CHAN_DMA, m);
+}
+
+/* 1 when member x->m's ready (or already its arrival) for this call is in
+ * my word, 0 while it is not; a ready that carries another X than this
+ * PE's fails the job (the member makes another call). */
+static inline int dsm_part_arrived(const dsm_plan_t *p, const dsm_part_t *x)
+{
+    uint64_t v = __atomic_load_n(dsm_chain_in(p->t, x->m), __ATOMIC_ACQUIRE);
+    if (v <= x->base_in)
+        return 0;
+    if (DSM_UNLIKELY((v - x->base_in - 1) >> 1 != x->x_in))
+        dsm_coll_mismatch(p->t, x->m,
+                          (uint32_t)((v - x->base_in - 1) >> 1) & DSM_DIG_MASK);
+    return 1;
 }
 
 /* A CPU-side signal on the DMA channel: store the absolute count v in member

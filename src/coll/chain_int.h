@@ -98,6 +98,7 @@ struct wait_arg {
     int next_peer; /* arrivals below this one are in */
     const uint64_t *arr; /* [np] or NULL: p->peer[i].av_in */
     uint64_t tq; /* SHMEM_SDMA_STATS: when the queues were seen done */
+    int call;    /* a blocking call's (t->call is its): stall checks run */
 };
 
 void dsm_chain_wait_all(struct wait_arg *a);

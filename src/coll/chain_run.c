@@ -83,8 +83,7 @@ static int any_ready(void *v)
     dsm_plan_t *p = v;
     for (int i = 0; i < p->np; i++) {
         const dsm_part_t *x = &p->peer[i];
-        if (x->count && __atomic_load_n(dsm_chain_in(p->t, x->m),
-                                        __ATOMIC_ACQUIRE) >= x->rv_in)
+        if (x->count && dsm_part_arrived(p, x))
             return 1;
     }
     return 0;
@@ -96,6 +95,7 @@ static void run_direct(dsm_plan_t *p)
 {
     dsm_team_t *t = p->t;
     dsm_backoff_t bo = {0};
+    dsm_coll_stall_t stall = {0, 0};
     int i, left = 0;
 
     if (p->local.len)
@@ -114,12 +114,12 @@ static void run_direct(dsm_plan_t *p)
             dsm_part_t *x = &p->peer[i];
             if (!x->count)
                 continue;
-            const uint64_t *in = dsm_chain_in(t, x->m);
-            if (__atomic_load_n(in, __ATOMIC_ACQUIRE) < x->rv_in) {
+            if (!dsm_part_arrived(p, x)) {
                 if (moved || left > 1)
                     continue;
-                /* Only this peer is left: wait for it. */
-                dsm_rt_wait_ge(in, x->rv_in);
+                /* Only this peer is left: wait for anything from it. */
+                dsm_coll_wait_ge(t, dsm_chain_in(t, x->m), x->base_in + 1);
+                dsm_part_arrived(p, x);
             }
             part_memcpy(t, x);
             dsm_chain_signal(t, x->m, x->av_out, p->mixed);
@@ -129,12 +129,14 @@ static void run_direct(dsm_plan_t *p)
         }
         /* Nobody ready yet: back off (yield, maybe sleep) rather than spin,
          * or on an oversubscribed node the peers we wait for never run. */
-        if (!moved && left > 1)
+        if (!moved && left > 1) {
             dsm_backoff(&bo, &dsm_rt.ctrl->wake_app, any_ready, p);
-        else
+            dsm_coll_stall_tick(t, &stall);
+        } else {
             bo.n = 0;
+        }
     }
-    struct wait_arg a = {.p = p};
+    struct wait_arg a = {.p = p, .call = 1};
     dsm_chain_wait_all(&a);
 }
 
@@ -152,9 +154,7 @@ static int run_nitems(const dsm_plan_t *p)
 /* 1 when a part's receiver allows it to be written (or nothing moves). */
 static int part_ready(const dsm_plan_t *p, const dsm_part_t *x)
 {
-    return x == &p->local || !x->len || !x->count ||
-           __atomic_load_n(dsm_chain_in(p->t, x->m), __ATOMIC_ACQUIRE) >=
-               x->rv_in;
+    return x == &p->local || !x->len || !x->count || dsm_part_arrived(p, x);
 }
 
 static int item_ready(const dsm_plan_t *p, int i)
@@ -325,6 +325,7 @@ void dsm_chain_run(dsm_plan_t *p)
     dsm_team_t *t = p->t;
     cmdbuf_t *b;
     dsm_backoff_t bo = {0};
+    dsm_coll_stall_t stall = {0, 0};
     unsigned char *pend;
     int i, qi, nq, n, left = 0, first = 1, head = 1, merge;
     const int stats = dsm_env.sdma_stats;
@@ -390,12 +391,14 @@ void dsm_chain_run(dsm_plan_t *p)
         /* Nobody new is ready: back off (the predicate helps the queues)
          * rather than spin, or on an oversubscribed node the peers we
          * wait for never run. */
-        if (!moved)
+        if (!moved) {
             dsm_backoff(&bo, &dsm_rt.ctrl->wake_app, any_item_ready, &ra);
-        else
+            dsm_coll_stall_tick(t, &stall);
+        } else {
             bo.n = 0;
+        }
     }
-    struct wait_arg a = {.p = p, .q = q, .seq = seq, .nq = nq};
+    struct wait_arg a = {.p = p, .q = q, .seq = seq, .nq = nq, .call = 1};
     dsm_chain_wait_all(&a);
     if (stats) {
         uint64_t te = dsm_now_ns();

@@ -68,6 +68,13 @@ struct dsm_team {
     uint32_t magic;      /* DSM_TEAM_MAGIC while valid */
     struct dsm_team *next; /* active-set cache */
     unsigned caps;       /* AND of the members' path caps (runtime/path.h) */
+    /* The collective call in progress (agree.c): its number on this team
+     * and the digest its synchronisation words carry. Under t->lock. */
+    uint64_t ncall;
+    uint32_t dig;
+    const dsm_call_t *call; /* its description (the caller's, for its
+                             * duration) */
+    uint64_t rec_seq;       /* the call whose record is written */
 };
 
 typedef struct dsm_team dsm_team_t;
@@ -116,6 +123,66 @@ static inline uint64_t *dsm_team_my_sig(dsm_team_t *t, int chan, int m)
  * signals on channel chan. */
 uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m);
 
+/* ---- argument agreement (agree.c, issue #27) ----
+ * dsm_coll_call(t, c) starts collective call c on t (under t->lock,
+ * before its first signal): it numbers the call, writes the call's record
+ * where the members can read it (this PE's header of the team's slot) and
+ * sets t->dig, the call's 24-bit digest, which the call's signals carry:
+ *   CPU channel: the k-th signal stores k << DSM_DIG_BITS | dig;
+ *   DMA channel: ready = base + 2 dig + 1, arrival = base + 2 dig + 2
+ *                (base: the pair's count before the call), so that the
+ *                words still only grow and an engine WAIT (>=) still works.
+ * A receiver that sees a digest other than its own fails the job naming
+ * both calls (dsm_coll_mismatch). A wait that lasts (a PE waiting for a
+ * member that is in another call and will never signal it) looks at the
+ * members' records every second (dsm_coll_stall_tick). SHMEM_CHECK=0:
+ * digest 0 and no records. */
+#define DSM_DIG_BITS 24
+#define DSM_DIG_MASK ((1u << DSM_DIG_BITS) - 1)
+uint32_t dsm_coll_digest(const dsm_call_t *c);
+extern uint32_t dsm_coll_dig_barrier; /* every barrier's (a constant) */
+static inline void dsm_coll_call(dsm_team_t *t, const dsm_call_t *c)
+{
+    t->ncall++;
+    t->call = c;
+    t->dig = DSM_UNLIKELY(!dsm_rt.check) ? 0
+             : c->kind == DSM_CALL_BARRIER ? dsm_coll_dig_barrier
+                                           : dsm_coll_digest(c);
+}
+/* Write the record of t's call in progress, once: only when a wait of
+ * the call lasts, the call reports a mismatch or moves nothing (the fast
+ * path writes none; a member that needs it waits for it). */
+void dsm_coll_record(dsm_team_t *t);
+void dsm_coll_mismatch(dsm_team_t *t, int m, uint32_t theirs) DSM_NORETURN;
+typedef struct dsm_coll_stall {
+    unsigned n;
+    uint64_t next_ns;
+} dsm_coll_stall_t;
+void dsm_coll_stall_check(dsm_team_t *t, dsm_coll_stall_t *s);
+/* Call from every turn of a collective's wait loop: cheap until the wait
+ * has lasted a second. */
+static inline void dsm_coll_stall_tick(dsm_team_t *t, dsm_coll_stall_t *s)
+{
+    if (DSM_UNLIKELY((++s->n & 127) == 0))
+        dsm_coll_stall_check(t, s);
+}
+/* Wait until *word >= value, a word of t's collective in progress (the
+ * stall check runs meanwhile). */
+void dsm_coll_wait_ge(dsm_team_t *t, const uint64_t *word, uint64_t value);
+/* A call that moves nothing on this PE (nelems 0): recorded for the
+ * members' stall checks, nothing sent. */
+void dsm_coll_note(dsm_team_t *t, const dsm_call_t *c);
+/* dsm_coll_sync_call on SHMEM_TEAM_WORLD (dsm_rt.world_sync while the
+ * teams exist). */
+void dsm_coll_sync_world(const dsm_call_t *c);
+/* Barrier over t as collective call c (dsm_team_sync under t->lock). */
+void dsm_coll_sync_call(dsm_team_t *t, const dsm_call_t *c);
+
+/* This PE's (pe == dsm_rt.me) or a mapped member's header of t's slot
+ * (split exchange words, call records); NULL for a PE reached through the
+ * network, whose header is named by the address of ours. */
+uint64_t *dsm_team_slot_hdr(const dsm_team_t *t, int pe);
+
 /* CPU pairwise signals. */
 void dsm_team_signal(dsm_team_t *t, int chan, int m);
 /* Store the absolute count v into member m's word for us on chan, m being
@@ -127,8 +194,6 @@ void dsm_team_wait(dsm_team_t *t, int chan, int m);
  * lock: callers (the collectives) hold t->lock. */
 void dsm_team_sync(dsm_team_t *t);
 
-/* dsm_team_sync under t->lock (shmem_team_sync, shmem_sync_all). */
-void dsm_coll_team_sync(dsm_team_t *t);
 
 /* ---- checks shared by the entry points ---- */
 
@@ -155,15 +220,16 @@ void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine);
  * requests kernels trigger by a store; nonzero while one is in use. */
 int dsm_coll_req_device_poll(void);
 
+/* routine and esize (the element size) describe the call (agree.c). */
 void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
-                       size_t nbytes);
+                       size_t nbytes, const char *routine, size_t esize);
 void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
-                      size_t nbytes);
+                      size_t nbytes, const char *routine, size_t esize);
 void dsm_coll_alltoall(dsm_team_t *t, void *dest, const void *src,
-                       size_t nbytes);
+                       size_t nbytes, const char *routine, size_t esize);
 void dsm_coll_alltoalls(dsm_team_t *t, void *dest, const void *src,
                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                        size_t elem_size);
+                        size_t elem_size, const char *routine);
 
 /* ---- the non-chain collectives (bcast.c, reduce.c, scan.c) ---- */
 
@@ -175,7 +241,7 @@ void dsm_coll_bcast_fini(void);
  * the root itself when root_too, the 1.5 team semantics). */
 void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
                         size_t nbytes, int root, int root_too,
-                        const char *routine);
+                        const char *routine, size_t esize);
 
 /* acc[i] = acc[i] OP in[i] for n elements. */
 typedef void (*dsm_coll_op_t)(void *acc, const void *in, size_t n);

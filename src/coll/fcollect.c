@@ -33,15 +33,19 @@ static size_t local_len(const char *routine, const char *mine,
 }
 
 void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
-                       size_t nbytes)
+                       size_t nbytes, const char *routine, size_t esize)
 {
     const int n = t->size, me = t->my_idx;
     char *mine = (char *)dest + (size_t)me * nbytes;
+    const dsm_call_t *call =
+        DSM_CALL(routine, DSM_CALL_FCOLLECT, esize, nbytes, 0, 0);
     dsm_plan_t p;
 
     dsm_coll_tune_init();
-    if (!nbytes)
+    if (!nbytes) {
+        dsm_coll_note(t, call);
         return;
+    }
     /* Before any overlap test: a dest too small for n blocks usually
      * reaches into the next allocation, which is often source. */
     dsm_rt_check_alloc(fc_routine, "dest", dest, nbytes * (size_t)n);
@@ -51,12 +55,14 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
         return;
     }
     pthread_mutex_lock(&t->lock);
+    dsm_coll_call(t, call);
     p = (dsm_plan_t){
         .t = t,
         .kind = DSM_COLL_AG,
         .algo = dsm_coll_algo_team(t, DSM_COLL_AG, nbytes, dest, src,
                                    fc_routine),
         .routine = fc_routine,
+        .dig = t->dig,
         .local = {.m = me, .src = src, .dst = mine, .count = 1,
                   .len = local_len(fc_routine, mine, src, nbytes, dest,
                                    nbytes * (size_t)n)},
@@ -85,7 +91,7 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
 }
 
 void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
-                      size_t nbytes)
+                      size_t nbytes, const char *routine, size_t esize)
 {
     const int n = t->size, me = t->my_idx;
     dsm_plan_t p;
@@ -100,6 +106,8 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
         return;
     }
     pthread_mutex_lock(&t->lock);
+    /* The record only: the counts ride on the readies (X = the count). */
+    dsm_coll_call(t, DSM_CALL(routine, DSM_CALL_COLLECT, esize, nbytes, 0, 0));
     p = (dsm_plan_t){
         .t = t,
         .kind = DSM_COLL_AG,
@@ -126,9 +134,11 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
         dsm_part_t *x = &p.peer[i];
         uint64_t *r = &t->recv[dsm_team_sig_idx(t, DSM_CHAN_DMA, x->m)];
         const uint64_t *in = dsm_chain_in(t, x->m);
-        dsm_rt_wait_ge(in, *r + 1);
+        dsm_coll_wait_ge(t, in, *r + 1);
         uint64_t d = __atomic_load_n(in, __ATOMIC_ACQUIRE) - *r;
         uint64_t c = (d - 1) / 2; /* ready: 2c + 1, arrival: 2c + 2 */
+        x->base_in = *r;
+        x->x_in = c;
         x->rv_in = *r + 2 * c + 1;
         x->av_in = *r = x->rv_in + 1;
         total += c;
@@ -164,7 +174,7 @@ int pshmem_fcollectmem(shmem_team_t team, void *dest, const void *source,
                        size_t nelems)
 {
     dsm_coll_fcollect(dsm_team_check(team, "shmem_fcollectmem"), dest,
-                      source, nelems);
+                      source, nelems, "shmem_fcollectmem", 1);
     return 0;
 }
 DSM_WEAK(fcollectmem)
@@ -173,25 +183,29 @@ int pshmem_collectmem(shmem_team_t team, void *dest, const void *source,
                       size_t nelems)
 {
     dsm_coll_collect(dsm_team_check(team, "shmem_collectmem"), dest, source,
-                     nelems);
+                     nelems, "shmem_collectmem", 1);
     return 0;
 }
 DSM_WEAK(collectmem)
 
 #define DSM_AG_T(T, N)                                                         \
-    int pshmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source,    \
+    int pshmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source,     \
                               size_t nelems)                                   \
     {                                                                          \
-        dsm_coll_fcollect(dsm_team_check(team, "shmem_" #N "_fcollect"),      \
-                          dest, source, nelems * sizeof(T));                   \
+        static const char routine[] = "shmem_" #N "_fcollect";                 \
+        dsm_coll_fcollect(dsm_team_check(team, routine), dest, source,         \
+                          DSM_NBYTES(nelems, sizeof(T), routine), routine,     \
+                          sizeof(T));                                          \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_fcollect)                                                     \
-    int pshmem_##N##_collect(shmem_team_t team, T *dest, const T *source,     \
+    int pshmem_##N##_collect(shmem_team_t team, T *dest, const T *source,      \
                              size_t nelems)                                    \
     {                                                                          \
-        dsm_coll_collect(dsm_team_check(team, "shmem_" #N "_collect"), dest,  \
-                         source, nelems * sizeof(T));                          \
+        static const char routine[] = "shmem_" #N "_collect";                  \
+        dsm_coll_collect(dsm_team_check(team, routine), dest, source,          \
+                         DSM_NBYTES(nelems, sizeof(T), routine), routine,      \
+                         sizeof(T));                                           \
         return 0;                                                              \
     }                                                                          \
     DSM_WEAK(N##_collect)

@@ -505,9 +505,11 @@ static void wait_started(struct dsm_coll_req *r)
     uint64_t k = r->started;
     if (r->at_wait) {
         if (r->plan.kind == DSM_COLL_AG)
-            dsm_coll_fcollect(r->t, r->dest, r->src, r->nbytes);
+            dsm_coll_fcollect(r->t, r->dest, r->src, r->nbytes,
+                              "shmemx_req_wait", 1);
         else
-            dsm_coll_alltoall(r->t, r->dest, r->src, r->nbytes);
+            dsm_coll_alltoall(r->t, r->dest, r->src, r->nbytes,
+                              "shmemx_req_wait", 1);
         r->completed = k;
         return;
     }

@@ -87,8 +87,8 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
         for (m = lo; m < hi; m++) {
             const char *b = in[m] ? in[m] + off : tmp;
             if (!in[m])
-                dsm_rma_get(SHMEM_CTX_DEFAULT, tmp, (const char *)src + off,
-                            len, t->pes[m], routine);
+                dsm_rma_get(DSM_CTX_DEFAULT, tmp, (const char *)src + off, len,
+                            t->pes[m], routine);
             if (m == lo)
                 memcpy(acc + off, b, len);
             else
@@ -102,12 +102,19 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
 /* The shared skeleton: barrier, fold [lo, hi), barrier, write dest. */
 static void reduce_range(dsm_team_t *t, void *dest, const void *src,
                          size_t n, size_t esz, dsm_coll_op_t op, int lo,
-                         int hi, const char *routine)
+                         int hi, int kind, const char *routine)
 {
+    /* The operator and type: the function's place in this library, the
+     * same on every PE (the same library). */
+    const dsm_call_t *call =
+        DSM_CALL(routine, kind, esz, n * esz,
+                 (uintptr_t)op - (uintptr_t)&dsm_rt, 0);
     char *acc;
 
-    if (!n)
+    if (!n) {
+        dsm_coll_note(t, call);
         return;
+    }
     if (DSM_UNLIKELY(n > SIZE_MAX / esz))
         dsm_rt_fatal(routine, "%zu elements of %zu bytes overflow", n, esz);
     acc = malloc(n * esz);
@@ -115,12 +122,13 @@ static void reduce_range(dsm_team_t *t, void *dest, const void *src,
         dsm_rt_fatal(routine, "out of memory for a %zu-byte reduction "
                      "buffer", n * esz);
     pthread_mutex_lock(&t->lock);
+    dsm_coll_call(t, call);
     dsm_team_sync(t);
     fold(t, acc, src, n, esz, op, lo, hi, routine);
     dsm_team_sync(t);
     pthread_mutex_unlock(&t->lock);
     if (!dsm_coll_host(dest, src)) /* GPU memory: by a copy engine */
-        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, acc, n * esz, dsm_rt.me, routine);
+        dsm_rma_put(DSM_CTX_DEFAULT, dest, acc, n * esz, dsm_rt.me, routine);
     else
         memcpy(dest, acc, n * esz);
     free(acc);
@@ -147,7 +155,8 @@ void dsm_coll_reduce(dsm_team_t *t, void *dest, const void *src, size_t n,
             memmove(dest, src, n * esz);
         return;
     }
-    reduce_range(t, dest, src, n, esz, op, 0, t->size, routine);
+    reduce_range(t, dest, src, n, esz, op, 0, t->size, DSM_CALL_REDUCE,
+                 routine);
 }
 
 void dsm_coll_scan(dsm_team_t *t, void *dest, const void *src, size_t n,
@@ -165,7 +174,8 @@ void dsm_coll_scan(dsm_team_t *t, void *dest, const void *src, size_t n,
             memset(dest, 0, n * esz);
         return;
     }
-    reduce_range(t, dest, src, n, esz, op, 0, hi, routine);
+    reduce_range(t, dest, src, n, esz, op, 0, hi,
+                 inclusive ? DSM_CALL_INSCAN : DSM_CALL_EXSCAN, routine);
 }
 
 /* ------------------------------------------------------------ entry points */

@@ -7,20 +7,13 @@
  */
 #include "coll/coll.h"
 
-void dsm_coll_team_sync(dsm_team_t *t)
-{
-    if (t->size == 1) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        return;
-    }
-    pthread_mutex_lock(&t->lock);
-    dsm_team_sync(t);
-    pthread_mutex_unlock(&t->lock);
-}
-
+/* Every barrier is the same call: barrier_all, sync_all and team_sync
+ * may meet one another (the digest has the kind, not the routine). */
 int pshmem_team_sync(shmem_team_t team)
 {
-    dsm_coll_team_sync(dsm_team_check(team, "shmem_team_sync"));
+    static const dsm_call_t call = {.routine = "shmem_team_sync",
+                                    .kind = DSM_CALL_BARRIER};
+    dsm_coll_sync_call(dsm_team_check(team, call.routine), &call);
     return 0;
 }
 DSM_WEAK(team_sync)

@@ -94,15 +94,25 @@ uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m)
            (t->sig_world ? dsm_rt.me : t->my_idx);
 }
 
+uint64_t *dsm_team_slot_hdr(const dsm_team_t *t, int pe)
+{
+    return dsm_coll_pe_mapped(pe) && dsm_rt.peer_ctrl[pe]
+               ? (uint64_t *)slot_base(pe, t->slot)
+               : NULL;
+}
+
+/* The CPU channel's k-th signal of a pair carries the call's digest in
+ * its low bits (coll.h "argument agreement"). */
 void dsm_team_signal(dsm_team_t *t, int chan, int m)
 {
     int i = dsm_team_sig_idx(t, chan, m);
+    uint64_t v = ++t->sent[i] << DSM_DIG_BITS | t->dig;
     if (!dsm_coll_pe_mapped(t->pes[m])) {
-        dsm_team_path_signal(t, chan, m, ++t->sent[i]);
+        dsm_team_path_signal(t, chan, m, v);
         return;
     }
     dsm_ctrl_t *pc = peer_ctrl(t->pes[m]);
-    dsm_store_rel(dsm_team_peer_sig(t, chan, m), ++t->sent[i]);
+    dsm_store_rel(dsm_team_peer_sig(t, chan, m), v);
     dsm_wake_notify(&pc->wake_app);
     if (chan == DSM_CHAN_DMA)
         dsm_wake_notify(&pc->wake); /* engines may WAIT on it */
@@ -111,7 +121,16 @@ void dsm_team_signal(dsm_team_t *t, int chan, int m)
 void dsm_team_wait(dsm_team_t *t, int chan, int m)
 {
     int i = dsm_team_sig_idx(t, chan, m);
-    dsm_rt_wait_ge(&t->sig[i], ++t->recv[i]);
+    const uint64_t want = ++t->recv[i] << DSM_DIG_BITS;
+    uint64_t v = __atomic_load_n(&t->sig[i], __ATOMIC_ACQUIRE);
+    if (DSM_UNLIKELY(v < want)) {
+        dsm_coll_wait_ge(t, &t->sig[i], want);
+        v = __atomic_load_n(&t->sig[i], __ATOMIC_ACQUIRE);
+    }
+    /* The k-th signal itself (not a later one: the member may already be
+     * in its next call) carries the member's digest of this call. */
+    if (DSM_UNLIKELY(v - want != t->dig && v - want <= DSM_DIG_MASK))
+        dsm_coll_mismatch(t, m, (uint32_t)(v - want));
 }
 
 void dsm_team_sync(dsm_team_t *t)
@@ -131,11 +150,16 @@ void dsm_team_sync(dsm_team_t *t)
 
 /* ------------------------------------------------------------ objects */
 
-static dsm_team_t *team_alloc(int size)
+/* User teams live in one array, one object per slot (a PE is in at most
+ * one team per slot), so that a handle is checked without reading
+ * through it (dsm_team_check): SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED or an
+ * element of this array, with the magic of a live team. */
+static dsm_team_t user_teams[DSM_TEAM_SLOTS];
+
+static dsm_team_t *team_alloc(int size, int slot)
 {
-    dsm_team_t *t = calloc(1, sizeof(*t));
-    if (!t)
-        return NULL;
+    dsm_team_t *t = &user_teams[slot];
+    memset(t, 0, sizeof(*t));
     t->pes = calloc((size_t)size, sizeof(int));
     t->sent = calloc((size_t)DSM_CHAN_MAX * (size_t)size, sizeof(uint64_t));
     t->recv = calloc((size_t)DSM_CHAN_MAX * (size_t)size, sizeof(uint64_t));
@@ -143,7 +167,6 @@ static dsm_team_t *team_alloc(int size)
         free(t->pes);
         free(t->sent);
         free(t->recv);
-        free(t);
         return NULL;
     }
     return t;
@@ -156,9 +179,9 @@ static void team_free(dsm_team_t *t)
         free(t->recv);
     }
     free(t->pes);
-    t->magic = 0;
+    __atomic_store_n(&t->magic, 0, __ATOMIC_RELEASE);
     pthread_mutex_destroy(&t->lock);
-    if (t != &dsm_team_world && t != &dsm_team_shared)
+    if (t->aset)
         free(t);
 }
 
@@ -188,15 +211,28 @@ static void team_setup(dsm_team_t *t, int slot)
     t->magic = DSM_TEAM_MAGIC;
 }
 
+/* 1 when t is where a team handle can point (user_teams above). */
+static int team_handle_place(const dsm_team_t *t)
+{
+    uintptr_t off = (uintptr_t)t - (uintptr_t)user_teams;
+    return t == &dsm_team_world || t == &dsm_team_shared ||
+           (off < sizeof(user_teams) && off % sizeof(dsm_team_t) == 0);
+}
+
 dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine)
 {
     dsm_team_t *t = (dsm_team_t *)team;
     DSM_CHECK_INIT(routine);
     if (DSM_UNLIKELY(team == SHMEM_TEAM_INVALID))
         dsm_rt_fatal(routine, "invalid team (SHMEM_TEAM_INVALID)");
-    if (DSM_UNLIKELY(t->magic != DSM_TEAM_MAGIC || t->aset))
-        dsm_rt_fatal(routine, "invalid team handle %p (destroyed, or not a "
-                     "team)", (void *)team);
+    if (DSM_UNLIKELY(!team_handle_place(t)))
+        dsm_rt_fatal(routine, "%p is not a team (not SHMEM_TEAM_WORLD, "
+                     "SHMEM_TEAM_SHARED or a team a split returned)",
+                     (void *)team);
+    if (DSM_UNLIKELY(__atomic_load_n(&t->magic, __ATOMIC_ACQUIRE) !=
+                     DSM_TEAM_MAGIC))
+        dsm_rt_fatal(routine, "team %p was destroyed (shmem_team_destroy)",
+                     (void *)team);
     return t;
 }
 
@@ -255,11 +291,16 @@ dsm_status_t dsm_coll_init(void)
                       dsm_status_str(st));
         return st;
     }
+    /* The runtime's collective calls (allocation, finalize) run on the
+     * world team from now on, checked like every collective. */
+    __atomic_store_n(&dsm_rt.world_sync, dsm_coll_sync_world,
+                     __ATOMIC_RELEASE);
     return dsm_coll_bcast_init(); /* says what is wrong itself */
 }
 
 void dsm_coll_fini(void)
 {
+    __atomic_store_n(&dsm_rt.world_sync, NULL, __ATOMIC_RELEASE);
     dsm_coll_persist_fini();
     while (aset_list) {
         dsm_team_t *t = aset_list;
@@ -405,12 +446,35 @@ static void apply_config(dsm_team_t *t, const shmem_team_config_t *config,
     }
 }
 
+/* A split fails (the spec's non-zero return) for want of team slots: the
+ * parent's member 0 says why, once per process (every later failure under
+ * SHMEM_DEBUG), since a program that splits in a loop and never destroys
+ * would otherwise only see SHMEM_TEAM_INVALID. */
+static void no_slots(const dsm_team_t *p, int n, const char *routine)
+{
+    static int said;
+    int live = 0;
+    uint64_t f = slots_free_now();
+
+    for (int s = DSM_SLOT_FIRST_USER; s < DSM_TEAM_SLOTS; s++)
+        live += !(f >> s & 1);
+    if (p->my_idx == 0 &&
+        (dsm_env.debug || !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)))
+        dsm_log_error("%s: returns -1: %s team slot%s free on every PE of "
+                      "the parent team (this PE is in %d team%s besides "
+                      "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED, at most %d); "
+                      "destroy teams no longer used (shmem_team_destroy)",
+                      routine, n == 1 ? "no" : "fewer than two",
+                      n == 1 ? " is" : "s are", live, live == 1 ? "" : "s",
+                      DSM_TEAM_SLOTS - DSM_SLOT_FIRST_USER);
+}
+
 /* A new team of the given parent indices, this PE among them. */
 static dsm_team_t *team_new(dsm_team_t *parent, int size, const int *idx,
                             int slot, const shmem_team_config_t *config,
                             long mask, const char *routine)
 {
-    dsm_team_t *t = team_alloc(size);
+    dsm_team_t *t = team_alloc(size, slot);
     if (!t)
         dsm_rt_fatal(routine, "out of memory for a team of %d PEs", size);
     t->size = size;
@@ -437,6 +501,10 @@ int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride,
     if (parent_team == SHMEM_TEAM_INVALID)
         return -1;
     p = dsm_team_check(parent_team, routine);
+    /* Recorded before anything may return: a member whose triplet differs
+     * is found by the others' stall check (agree.c). */
+    dsm_coll_note(p, DSM_CALL(routine, DSM_CALL_SPLIT, 0, start, stride,
+                              size));
     /* Every PE sees the same triplet, so every PE rejects it alike without
      * a word exchanged. 1.6: all of start + i*stride within the parent
      * (no wrap-around); stride 0 only with size 1. */
@@ -457,9 +525,7 @@ int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride,
             mine = i;
     }
     if (!slots_reserve(p, 1, mine >= 0, &slot)) {
-        dsm_debug("%s: no team slot is free on every PE of the parent team "
-                  "(%d slots; destroy unused teams)", routine,
-                  DSM_TEAM_SLOTS - DSM_SLOT_FIRST_USER);
+        no_slots(p, 1, routine);
         free(idx);
         return -1;
     }
@@ -488,6 +554,7 @@ int pshmem_team_split_2d(shmem_team_t parent_team, int xrange,
     if (parent_team == SHMEM_TEAM_INVALID)
         return -1;
     p = dsm_team_check(parent_team, routine);
+    dsm_coll_note(p, DSM_CALL(routine, DSM_CALL_SPLIT, 0, xrange, 0, 0));
     if (xrange < 1) {
         dsm_debug("%s: xrange %d must be positive", routine, xrange);
         return -1;
@@ -496,9 +563,7 @@ int pshmem_team_split_2d(shmem_team_t parent_team, int xrange,
     if (xrange > n)
         xrange = n; /* one row: the x team is the whole parent */
     if (!slots_reserve(p, 2, 1, slots)) {
-        dsm_debug("%s: fewer than two team slots are free on every PE of "
-                  "the parent team (%d slots; destroy unused teams)", routine,
-                  DSM_TEAM_SLOTS - DSM_SLOT_FIRST_USER);
+        no_slots(p, 2, routine);
         return -1;
     }
     /* (x, y) = (i mod xrange, i / xrange); the last row may be short, so
@@ -543,6 +608,7 @@ void pshmem_team_destroy(shmem_team_t team)
      * again, and every signal to this PE has arrived, so the words can be
      * zeroed and the slot handed back. */
     pthread_mutex_lock(&t->lock);
+    dsm_coll_call(t, DSM_CALL(routine, DSM_CALL_DESTROY, 0, 0, 0, 0));
     dsm_team_sync(t);
     pthread_mutex_unlock(&t->lock);
     slot_clear(t->slot);
@@ -640,7 +706,7 @@ int pshmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
         *team = SHMEM_TEAM_INVALID;
         return -1;
     }
-    dsm_ctx_t *c = (dsm_ctx_t *)ctx;
+    dsm_ctx_t *c = dsm_ctx_check(ctx, "shmem_ctx_get_team");
     if (c->team)
         *team = (shmem_team_t)c->team;
     else

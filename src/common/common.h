@@ -29,6 +29,11 @@
 #define DSM_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define DSM_ALIGN_UP(x, a) (((x) + ((a)-1)) & ~((__typeof__(x))(a)-1))
 #define DSM_ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
+/* The job's network secret (docs/SECURITY.md): shmem_launcher hands its
+ * PEs 2 * DSM_JOB_SECRET_BYTES hex digits in this variable; the runtime
+ * takes it out of the environment at init and gives it to src/net. */
+#define DSM_JOB_SECRET_ENV "DMASHMEM_JOB_SECRET"
+#define DSM_JOB_SECRET_BYTES 16
 #define dsm_container_of(ptr, type, member)                                    \
     ((type *)((char *)(ptr)-offsetof(type, member)))
 

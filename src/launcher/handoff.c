@@ -172,6 +172,7 @@ int dsm_launcher_hand_off(const options_t *o)
     unsetenv(DSM_WIRE_ENV_SOCK);
     unsetenv(DSM_WIRE_ENV_RANK);
     unsetenv(DSM_WIRE_ENV_SIZE);
+    unsetenv(DSM_JOB_SECRET_ENV);
     fputs(PROG ": running:", stderr);
     for (size_t i = 0; i < k; i++) {
         fputc(' ', stderr);

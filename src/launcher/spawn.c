@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -300,6 +301,7 @@ static DSM_NORETURN void child_fail(int errfd, int rank)
 typedef struct spawn_ctx {
     char **envp;    /* environ + our three variables */
     char *rank_var; /* "DMASHMEM_RANK=..." inside envp, rewritten per PE */
+    char *secret_var; /* "DMASHMEM_JOB_SECRET=...", the job's (wire.h) */
     size_t rank_cap;
     int devnull;
     int errfd;
@@ -326,13 +328,39 @@ static DSM_NORETURN void child_exec(job_t *job, const spawn_ctx_t *sc, int rank,
 static bool is_our_var(const char *e)
 {
     static const char *const names[] = {DSM_WIRE_ENV_SOCK, DSM_WIRE_ENV_RANK,
-                                        DSM_WIRE_ENV_SIZE};
+                                        DSM_WIRE_ENV_SIZE,
+                                        DSM_JOB_SECRET_ENV};
     for (size_t i = 0; i < DSM_ARRAY_SIZE(names); i++) {
         size_t n = strlen(names[i]);
         if (strncmp(e, names[i], n) == 0 && e[n] == '=')
             return true;
     }
     return false;
+}
+
+/* The job's network secret (docs/SECURITY.md): 16 random bytes as hex,
+ * "DMASHMEM_JOB_SECRET=...". The PEs take it out of their environment at
+ * init; only processes of this user can read it before. */
+static char *make_secret_var(void)
+{
+    unsigned char r[DSM_JOB_SECRET_BYTES];
+    size_t got = 0;
+    while (got < sizeof(r)) {
+        ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return NULL;
+        got += (size_t)n;
+    }
+    size_t len = strlen(DSM_JOB_SECRET_ENV) + 2 + 2 * sizeof(r);
+    char *v = malloc(len), *p;
+    if (!v)
+        return NULL;
+    p = v + sprintf(v, "%s=", DSM_JOB_SECRET_ENV);
+    for (size_t i = 0; i < sizeof(r); i++)
+        p += sprintf(p, "%02x", r[i]);
+    return v;
 }
 
 static int spawn_ctx_init(job_t *job, spawn_ctx_t *sc)
@@ -345,7 +373,8 @@ static int spawn_ctx_init(job_t *job, spawn_ctx_t *sc)
     sc->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     for (char **e = environ; e && *e; e++)
         n++;
-    sc->envp = calloc(n + 4, sizeof(char *));
+    sc->envp = calloc(n + 5, sizeof(char *));
+    sc->secret_var = make_secret_var();
     sc->rank_cap = strlen(DSM_WIRE_ENV_RANK) + 16;
     sc->rank_var = malloc(sc->rank_cap);
     if (asprintf(&size_var, DSM_WIRE_ENV_SIZE "=%d", job->opt.npes) < 0)
@@ -353,7 +382,7 @@ static int spawn_ctx_init(job_t *job, spawn_ctx_t *sc)
     if (asprintf(&sock_var, DSM_WIRE_ENV_SOCK "=%s", job->sock) < 0)
         sock_var = NULL;
     if (sc->devnull < 0 || !sc->envp || !sc->rank_var || !size_var ||
-        !sock_var) {
+        !sock_var || !sc->secret_var) {
         fprintf(stderr, PROG ": cannot prepare the PEs' environment: %s\n",
                 strerror(errno ? errno : ENOMEM));
         free(size_var);
@@ -363,6 +392,7 @@ static int spawn_ctx_init(job_t *job, spawn_ctx_t *sc)
     for (char **e = environ; e && *e; e++)
         if (!is_our_var(*e))
             sc->envp[k++] = *e;
+    sc->envp[k++] = sc->secret_var;
     sc->envp[k++] = sock_var;
     sc->envp[k++] = size_var;
     sc->envp[k++] = sc->rank_var;
@@ -386,6 +416,7 @@ static void spawn_ctx_fini(spawn_ctx_t *sc)
     }
     free(sc->envp);
     free(sc->rank_var);
+    free(sc->secret_var);
 }
 
 int dsm_launcher_spawn_all(job_t *job)

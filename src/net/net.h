@@ -105,6 +105,10 @@ typedef struct dsm_net_config {
                              * (NULL: auto) */
     long peer_timeout_s;    /* SHMEM_PEER_TIMEOUT: a peer on another node
                              * silent this long ends the job; 0 = never */
+    /* The job's secret as the launcher handed it (common.h
+     * DSM_JOB_SECRET_ENV, 32 hex digits), or NULL: then PE 0 makes one and
+     * the others take it from the bootstrap's store. */
+    const char *secret;
     /* What stays in the runtime. fatal: print "routine: message" and end
      * the job; bad_addr: the one-line error for an address that is not
      * symmetric (or not reachable, or past its segment's end) on pe; wait:

@@ -128,6 +128,7 @@ uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
 
 #else /* DSM_HAVE_OFI */
 
+#include "net/auth.h"
 #include "net/domain.h"
 #include "net/ofi_int.h"
 
@@ -146,8 +147,11 @@ struct dsm_ofi_lib dsm_ofi_lib;
 struct dsm_ofi dsm_ofi;
 dsm_net_config_t dsm_ofi_cfg;
 
-/* What every peer publishes. */
+/* What every peer publishes: signed with the job's secret (tag, over
+ * the PE's rank and every byte after tag), so that only a record made by
+ * a PE of this job is taken (docs/SECURITY.md). */
 typedef struct net_pub {
+    uint64_t tag;
     uint64_t base[NET_NSEG];
     uint64_t key[NET_NSEG];
     uint64_t len[NET_NSEG];
@@ -618,6 +622,69 @@ static dsm_status_t open_endpoint(void)
     return DSM_OK;
 }
 
+/* ------------------------------------------------------------ the secret */
+
+/* The job's secret (docs/SECURITY.md): the launcher's, handed over in the
+ * environment, or, under another launcher (PMIx), PE 0's, taken from the
+ * bootstrap's store, which only the job's processes reach. */
+static uint8_t job_secret[DSM_NET_SECRET_BYTES];
+
+static dsm_status_t get_secret(void)
+{
+    const dsm_net_exchange_t *b = &dsm_ofi_cfg.exchange;
+    size_t len = sizeof(job_secret);
+    dsm_status_t st;
+
+    if (dsm_ofi_cfg.secret) {
+        if (dsm_net_secret_parse(dsm_ofi_cfg.secret, job_secret)) {
+            dsm_log_error("shmem_init: the launcher's job secret is not %d "
+                          "hex digits: the launcher and the library do not "
+                          "match", 2 * DSM_NET_SECRET_BYTES);
+            return DSM_ERR_INVAL;
+        }
+        return DSM_OK;
+    }
+    if (dsm_ofi_cfg.me == 0) {
+        if (dsm_net_random(job_secret, sizeof(job_secret))) {
+            dsm_log_error("shmem_init: no random source for the job's "
+                          "network secret (getrandom and /dev/urandom "
+                          "failed)");
+            return DSM_ERR_UNSUPPORTED;
+        }
+        if ((st = b->put("dsm_ofi.secret", job_secret, len)) != DSM_OK)
+            return st;
+    }
+    if ((st = b->fence()) != DSM_OK ||
+        (st = b->get(0, "dsm_ofi.secret", job_secret, &len)) != DSM_OK)
+        return st;
+    return len == sizeof(job_secret) ? DSM_OK : DSM_ERR_INVAL;
+}
+
+/* The record's signature: the secret's hash of the PE's rank and the
+ * record after its tag. */
+static uint64_t pub_tag(int pe, const net_pub_t *pub)
+{
+    struct {
+        int32_t pe;
+        uint8_t rec[sizeof(net_pub_t) - sizeof(uint64_t)];
+    } in;
+    memset(&in, 0, sizeof(in));
+    in.pe = pe;
+    memcpy(in.rec, (const char *)pub + sizeof(uint64_t), sizeof(in.rec));
+    return dsm_net_siphash(job_secret, &in, sizeof(in));
+}
+
+/* The key PE pe asks for its region i (the segments, then NET_NSEG: the
+ * heartbeat word of ofi_live.c): from the secret (64 bits, or the
+ * provider's key size), 0 where the provider chooses keys itself. */
+uint64_t dsm_ofi_mr_key(int pe, int i)
+{
+    if (dsm_ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY)
+        return 0;
+    return dsm_net_mr_key(job_secret, pe, i,
+                          dsm_ofi.info->domain_attr->mr_key_size);
+}
+
 static dsm_status_t register_segments(net_pub_t *pub)
 {
     for (int i = 0; i < NET_NSEG; i++) {
@@ -626,7 +693,8 @@ static dsm_status_t register_segments(net_pub_t *pub)
             continue;
         OFI_CHECK(fi_mr_reg(dsm_ofi.domain, s->base, s->map_size,
                             FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
-                            (uint64_t)i + 1, 0, &dsm_ofi.mr[i], NULL),
+                            dsm_ofi_mr_key(dsm_ofi_cfg.me, i), 0, &dsm_ofi.mr[i],
+                            NULL),
                   i == 0 ? "registering the symmetric heap"
                          : "registering the static data");
         if (dsm_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
@@ -666,6 +734,7 @@ static dsm_status_t exchange(net_pub_t *pub)
                       namelen, pub->namelen, dsm_ofi.prov);
         return DSM_ERR_UNSUPPORTED;
     }
+    pub->tag = pub_tag(dsm_ofi_cfg.me, pub);
     if ((st = b->put("dsm_ofi.pub", pub, sizeof(*pub))) != DSM_OK ||
         (st = b->fence()) != DSM_OK)
         return st;
@@ -682,6 +751,24 @@ static dsm_status_t exchange(net_pub_t *pub)
         if ((st = b->get(pe, "dsm_ofi.pub", &theirs, &len)) != DSM_OK) {
             free(names);
             return st;
+        }
+        /* Connection set-up: only a record signed with this job's secret
+         * becomes an address, and (where we choose keys) its keys are the
+         * ones the secret gives that PE. */
+        int keys_ok = !dsm_ofi_mr_key(pe, NET_NSEG) ||
+                      theirs.live_key == dsm_ofi_mr_key(pe, NET_NSEG);
+        for (int i = 0; i < NET_NSEG; i++)
+            if (theirs.len[i] && dsm_ofi_mr_key(pe, i) &&
+                theirs.key[i] != dsm_ofi_mr_key(pe, i))
+                keys_ok = 0;
+        if (len != sizeof(theirs) || theirs.tag != pub_tag(pe, &theirs) ||
+            !keys_ok) {
+            dsm_log_error("shmem_init: PE %d's network address record does "
+                          "not carry this job's secret: refused (a record "
+                          "from another job or program in the bootstrap's "
+                          "store?)", pe);
+            free(names);
+            return DSM_ERR_INVAL;
         }
         if (theirs.namelen != pub->namelen) {
             dsm_log_error("shmem_init: PE %d's endpoint name has %u bytes, "
@@ -754,6 +841,7 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
         sigaction(kept_signals[i], &saved[i], NULL);
     if (st != DSM_OK || 
         (st = dsm_ofi_check_atomics()) != DSM_OK ||
+        (st = get_secret()) != DSM_OK ||
         (st = register_segments(&pub)) != DSM_OK ||
         (st = exchange(&pub)) != DSM_OK)
         return st;
@@ -762,7 +850,9 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
              "%s on %s (%s); quiet: %s; fence: %s; signal after data: %s; "
              "contexts: on %d endpoint(s) besides the default's "
              "(SHMEM_OFI_CTX_EPS), then shared; a peer on another node "
-             "silent for %ld s is lost (SHMEM_PEER_TIMEOUT%s)", dsm_ofi.prov,
+             "silent for %ld s is lost (SHMEM_PEER_TIMEOUT%s); memory keys: "
+             "%s; address records signed with the job's secret (from %s)",
+             dsm_ofi.prov,
              dsm_ofi.info->domain_attr->name, dsm_ofi.dom_why,
              dsm_ofi.delivery ? "delivery-complete writes"
                               : "a read per PE written (read-after-write "
@@ -770,7 +860,11 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
              fence_text(),
              dsm_ofi.ordered ? "write order" : "completion wait (its PE)",
              dsm_ofi.max_lanes - 1, cfg->peer_timeout_s,
-             cfg->peer_timeout_s ? "" : ": never");
+             cfg->peer_timeout_s ? "" : ": never",
+             dsm_ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY
+                 ? "the provider's"
+                 : "from the job's secret",
+             cfg->secret ? "the launcher" : "PE 0, through the bootstrap");
     dsm_net_remote = calloc((size_t)n, 1);
     if (!dsm_net_remote)
         return DSM_ERR_NOMEM;

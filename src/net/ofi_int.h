@@ -39,6 +39,9 @@
 
 #define NET_FI_VERSION FI_VERSION(1, 10)
 #define NET_NSEG 2 /* heap (with the internal area), static */
+/* The memory key of PE pe's region i (i = NET_NSEG: the heartbeat word)
+ * from the job's secret; 0 where the provider chooses keys (ofi.c). */
+uint64_t dsm_ofi_mr_key(int pe, int i);
 #define NET_NAME_MAX 256
 /* The most endpoints contexts may open besides the default context's
  * (SHMEM_OFI_CTX_EPS is checked against it). */
@@ -162,7 +165,7 @@ struct dsm_ofi {
     char prov[64];
     char dom_why[96]; /* how the domain was chosen (SHMEM_INFO) */
     char domain_line[NET_NAME_MAX + 100]; /* "name (why)": dsm_net_domain */
-    char describe[600];
+    char describe[800];
     net_lane_t lanes[1 + NET_LANES_MAX]; /* [0]: the default context's */
     int nlanes;                          /* open */
     int max_lanes;                       /* 1 + SHMEM_OFI_CTX_EPS */

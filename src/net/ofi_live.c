@@ -102,7 +102,8 @@ dsm_status_t dsm_ofi_live_register(uint64_t *base, uint64_t *key, void *name,
     if ((st = dsm_ofi_lane_open(&live.lane, "shmem_init")) != DSM_OK)
         return st;
     rc = fi_mr_reg(dsm_ofi.domain, p, sizeof(uint64_t), FI_REMOTE_READ, 0,
-                   NET_NSEG + 1, 0, &live.mr, NULL);
+                   dsm_ofi_mr_key(dsm_ofi_cfg.me, NET_NSEG), 0, &live.mr,
+                   NULL);
     if (!rc && (dsm_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT)) {
         rc = fi_mr_bind(live.mr, &live.lane.ep->fid, 0);
         if (!rc)

@@ -15,6 +15,18 @@ void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
                  "element size", addr, size);
 }
 
+void dsm_amo_by_table(dsm_ctx_t *c, dsm_amo_op_t op, const void *dest,
+                      size_t size, const void *val, const void *cmp,
+                      void *fetched, int pe, const char *routine)
+{
+    dsm_rma_check2(routine, dest, size);
+    const dsm_path_ops_t *o = dsm_paths.pe[pe].amo;
+    if (o == &dsm_path_shm)
+        dsm_shm_amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
+    else
+        o->amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
+}
+
 /* Name of the routine for errors: "shmem_[ctx_]TYPENAME_OP". */
 #define AMO_NAME(PFX, N, OP) "shmem_" PFX #N "_" OP
 
@@ -30,8 +42,8 @@ void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
     T pshmem_##N##_atomic_fetch(const T *source, int pe)                       \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_FETCH, source, sizeof(T), NULL,     \
-                NULL, &old, pe, AMO_NAME("", N, "atomic_fetch"));              \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_FETCH, source, sizeof(T), NULL, NULL, \
+                &old, pe, AMO_NAME("", N, "atomic_fetch"));                    \
         return old;                                                            \
     }                                                                          \
     void pshmem_ctx_##N##_atomic_set(shmem_ctx_t ctx, T *dest, T value,        \
@@ -42,7 +54,7 @@ void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
     }                                                                          \
     void pshmem_##N##_atomic_set(T *dest, T value, int pe)                     \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_SET, dest, sizeof(T), &value, NULL, \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_SET, dest, sizeof(T), &value, NULL,   \
                 NULL, pe, AMO_NAME("", N, "atomic_set"));                      \
     }                                                                          \
     T pshmem_ctx_##N##_atomic_swap(shmem_ctx_t ctx, T *dest, T value, int pe)  \
@@ -55,8 +67,8 @@ void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
     T pshmem_##N##_atomic_swap(T *dest, T value, int pe)                       \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_SWAP, dest, sizeof(T), &value,      \
-                NULL, &old, pe, AMO_NAME("", N, "atomic_swap"));               \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_SWAP, dest, sizeof(T), &value, NULL,  \
+                &old, pe, AMO_NAME("", N, "atomic_swap"));                     \
         return old;                                                            \
     }                                                                          \
     void pshmem_ctx_##N##_atomic_fetch_nbi(shmem_ctx_t ctx, T *fetch,          \
@@ -67,8 +79,8 @@ void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
     }                                                                          \
     void pshmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe)      \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_FETCH, source, sizeof(T), NULL,     \
-                NULL, fetch, pe, AMO_NAME("", N, "atomic_fetch_nbi"));         \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_FETCH, source, sizeof(T), NULL, NULL, \
+                fetch, pe, AMO_NAME("", N, "atomic_fetch_nbi"));               \
     }                                                                          \
     void pshmem_ctx_##N##_atomic_swap_nbi(shmem_ctx_t ctx, T *fetch, T *dest,  \
                                           T value, int pe)                     \
@@ -78,8 +90,8 @@ void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
     }                                                                          \
     void pshmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)      \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_SWAP, dest, sizeof(T), &value,      \
-                NULL, fetch, pe, AMO_NAME("", N, "atomic_swap_nbi"));          \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_SWAP, dest, sizeof(T), &value, NULL,  \
+                fetch, pe, AMO_NAME("", N, "atomic_swap_nbi"));                \
     }                                                                          \
     DSM_WEAK(ctx_##N##_atomic_fetch)                                           \
     DSM_WEAK(N##_atomic_fetch)                                                 \
@@ -106,7 +118,7 @@ SHMEM_TYPES_AMO_EXT(AMO_EXT)
     T pshmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe)       \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_CSWAP, dest, sizeof(T), &value,     \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_CSWAP, dest, sizeof(T), &value,       \
                 &cond, &old, pe, AMO_NAME("", N, "atomic_compare_swap"));      \
         return old;                                                            \
     }                                                                          \
@@ -120,7 +132,7 @@ SHMEM_TYPES_AMO_EXT(AMO_EXT)
     T pshmem_##N##_atomic_fetch_inc(T *dest, int pe)                           \
     {                                                                          \
         T old, one = 1;                                                        \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,   \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,     \
                 &old, pe, AMO_NAME("", N, "atomic_fetch_inc"));                \
         return old;                                                            \
     }                                                                          \
@@ -133,7 +145,7 @@ SHMEM_TYPES_AMO_EXT(AMO_EXT)
     void pshmem_##N##_atomic_inc(T *dest, int pe)                              \
     {                                                                          \
         T one = 1;                                                             \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,   \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,     \
                 NULL, pe, AMO_NAME("", N, "atomic_inc"));                      \
     }                                                                          \
     T pshmem_ctx_##N##_atomic_fetch_add(shmem_ctx_t ctx, T *dest, T value,     \
@@ -147,7 +159,7 @@ SHMEM_TYPES_AMO_EXT(AMO_EXT)
     T pshmem_##N##_atomic_fetch_add(T *dest, T value, int pe)                  \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL, \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL,   \
                 &old, pe, AMO_NAME("", N, "atomic_fetch_add"));                \
         return old;                                                            \
     }                                                                          \
@@ -159,7 +171,7 @@ SHMEM_TYPES_AMO_EXT(AMO_EXT)
     }                                                                          \
     void pshmem_##N##_atomic_add(T *dest, T value, int pe)                     \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL, \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL,   \
                 NULL, pe, AMO_NAME("", N, "atomic_add"));                      \
     }                                                                          \
     void pshmem_ctx_##N##_atomic_compare_swap_nbi(                             \
@@ -171,7 +183,7 @@ SHMEM_TYPES_AMO_EXT(AMO_EXT)
     void pshmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond,       \
                                               T value, int pe)                 \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_CSWAP, dest, sizeof(T), &value,     \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_CSWAP, dest, sizeof(T), &value,       \
                 &cond, fetch, pe, AMO_NAME("", N, "atomic_compare_swap_nbi")); \
     }                                                                          \
     void pshmem_ctx_##N##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, T *fetch,      \
@@ -184,7 +196,7 @@ SHMEM_TYPES_AMO_EXT(AMO_EXT)
     void pshmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)          \
     {                                                                          \
         T one = 1;                                                             \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,   \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,     \
                 fetch, pe, AMO_NAME("", N, "atomic_fetch_inc_nbi"));           \
     }                                                                          \
     void pshmem_ctx_##N##_atomic_fetch_add_nbi(shmem_ctx_t ctx, T *fetch,      \
@@ -195,7 +207,7 @@ SHMEM_TYPES_AMO_EXT(AMO_EXT)
     }                                                                          \
     void pshmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe) \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL, \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL,   \
                 fetch, pe, AMO_NAME("", N, "atomic_fetch_add_nbi"));           \
     }                                                                          \
     DSM_WEAK(ctx_##N##_atomic_compare_swap)                                    \
@@ -229,7 +241,7 @@ SHMEM_TYPES_AMO_STD(AMO_STD)
     T pshmem_##N##_atomic_fetch_##OP(T *dest, T value, int pe)                 \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, CODE, dest, sizeof(T), &value, NULL, &old,  \
+        dsm_amo(DSM_CTX_DEFAULT, CODE, dest, sizeof(T), &value, NULL, &old,    \
                 pe, AMO_NAME("", N, "atomic_fetch_" #OP));                     \
         return old;                                                            \
     }                                                                          \
@@ -241,11 +253,11 @@ SHMEM_TYPES_AMO_STD(AMO_STD)
     }                                                                          \
     void pshmem_##N##_atomic_##OP(T *dest, T value, int pe)                    \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, CODE, dest, sizeof(T), &value, NULL, NULL,  \
+        dsm_amo(DSM_CTX_DEFAULT, CODE, dest, sizeof(T), &value, NULL, NULL,    \
                 pe, AMO_NAME("", N, "atomic_" #OP));                           \
     }                                                                          \
-    void pshmem_ctx_##N##_atomic_fetch_##OP##_nbi(                             \
-        shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe)                   \
+    void pshmem_ctx_##N##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, T *fetch,   \
+                                                  T *dest, T value, int pe)    \
     {                                                                          \
         dsm_amo(ctx, CODE, dest, sizeof(T), &value, NULL, fetch, pe,           \
                 AMO_NAME("ctx_", N, "atomic_fetch_" #OP "_nbi"));              \
@@ -253,7 +265,7 @@ SHMEM_TYPES_AMO_STD(AMO_STD)
     void pshmem_##N##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value,      \
                                               int pe)                          \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, CODE, dest, sizeof(T), &value, NULL, fetch, \
+        dsm_amo(DSM_CTX_DEFAULT, CODE, dest, sizeof(T), &value, NULL, fetch,   \
                 pe, AMO_NAME("", N, "atomic_fetch_" #OP "_nbi"));              \
     }                                                                          \
     DSM_WEAK(ctx_##N##_atomic_fetch_##OP)                                      \

@@ -19,6 +19,11 @@
 
 void dsm_amo_bad_align(const char *routine, const void *addr, size_t size)
     DSM_NORETURN;
+/* An AMO off the shm_only fast path (the network, SHMEM_CHECK=2): out of
+ * line, so that the fast path keeps no registers for it. */
+void dsm_amo_by_table(dsm_ctx_t *c, dsm_amo_op_t op, const void *dest,
+                      size_t size, const void *val, const void *cmp,
+                      void *fetched, int pe, const char *routine);
 
 static inline dsm_ctx_t *dsm_amo_check(shmem_ctx_t ctx, const void *addr,
                                        size_t size, int pe,
@@ -45,11 +50,7 @@ static inline void dsm_amo(shmem_ctx_t ctx, dsm_amo_op_t op, const void *dest,
         dsm_shm_amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
         return;
     }
-    const dsm_path_ops_t *o = dsm_paths.pe[pe].amo;
-    if (o == &dsm_path_shm)
-        dsm_shm_amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
-    else
-        o->amo(c, op, (void *)dest, size, val, cmp, fetched, pe, routine);
+    dsm_amo_by_table(c, op, dest, size, val, cmp, fetched, pe, routine);
 }
 
 #endif /* DSM_AMO_H */

@@ -13,20 +13,20 @@
     T pshmem_##N##_fetch(const T *source, int pe)                              \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_FETCH, source, sizeof(T), NULL,     \
-                NULL, &old, pe, "shmem_" #N "_fetch");                         \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_FETCH, source, sizeof(T), NULL, NULL, \
+                &old, pe, "shmem_" #N "_fetch");                               \
         return old;                                                            \
     }                                                                          \
     void pshmem_##N##_set(T *dest, T value, int pe)                            \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_SET, dest, sizeof(T), &value, NULL, \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_SET, dest, sizeof(T), &value, NULL,   \
                 NULL, pe, "shmem_" #N "_set");                                 \
     }                                                                          \
     T pshmem_##N##_swap(T *dest, T value, int pe)                              \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_SWAP, dest, sizeof(T), &value,      \
-                NULL, &old, pe, "shmem_" #N "_swap");                          \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_SWAP, dest, sizeof(T), &value, NULL,  \
+                &old, pe, "shmem_" #N "_swap");                                \
         return old;                                                            \
     }                                                                          \
     DSM_WEAK(N##_fetch)                                                        \
@@ -38,33 +38,33 @@ SHMEM_TYPES_AMO_EXT(DEPR_AMO_EXT)
     T pshmem_##N##_cswap(T *dest, T cond, T value, int pe)                     \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_CSWAP, dest, sizeof(T), &value,     \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_CSWAP, dest, sizeof(T), &value,       \
                 &cond, &old, pe, "shmem_" #N "_cswap");                        \
         return old;                                                            \
     }                                                                          \
     T pshmem_##N##_finc(T *dest, int pe)                                       \
     {                                                                          \
         T old, one = 1;                                                        \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,   \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,     \
                 &old, pe, "shmem_" #N "_finc");                                \
         return old;                                                            \
     }                                                                          \
     void pshmem_##N##_inc(T *dest, int pe)                                     \
     {                                                                          \
         T one = 1;                                                             \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,   \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &one, NULL,     \
                 NULL, pe, "shmem_" #N "_inc");                                 \
     }                                                                          \
     T pshmem_##N##_fadd(T *dest, T value, int pe)                              \
     {                                                                          \
         T old;                                                                 \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL, \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL,   \
                 &old, pe, "shmem_" #N "_fadd");                                \
         return old;                                                            \
     }                                                                          \
     void pshmem_##N##_add(T *dest, T value, int pe)                            \
     {                                                                          \
-        dsm_amo(SHMEM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL, \
+        dsm_amo(DSM_CTX_DEFAULT, DSM_AMO_ADD, dest, sizeof(T), &value, NULL,   \
                 NULL, pe, "shmem_" #N "_add");                                 \
     }                                                                          \
     DSM_WEAK(N##_cswap)                                                        \

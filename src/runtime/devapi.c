@@ -153,7 +153,8 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
     dev.fifo = (shmemx_dev_slot_t *)(uintptr_t)f.fifo;
     dev.consumed = (const volatile uint64_t *)(uintptr_t)f.consumed;
     /* No peer's kernel may write our barrier words before they are zero. */
-    dsm_rt_sync_all();
+    dsm_rt_sync_call(
+        DSM_CALL("shmemx_dev_get", DSM_CALL_DEVAPI, 0, 0, 0, 0));
 }
 
 int pshmemx_dev_get(shmemx_dev_t *d)

@@ -95,7 +95,8 @@ static int hip_setup(void)
     }
     hip.base = (const uint64_t *)(uintptr_t)q.table;
     /* No peer's kernel may write our barrier words before they are zero. */
-    dsm_rt_sync_all();
+    dsm_rt_sync_call(
+        DSM_CALL("shmemx_dev_get_hip", DSM_CALL_DEVAPI, 0, 0, 0, 0));
     return 0;
 }
 #endif

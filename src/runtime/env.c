@@ -109,6 +109,33 @@ static const struct {
     {"SHMEM_BIND_TO", &dsm_env.bind_to, "auto|none|core|numa"},
 };
 
+/* INT variables with a range, checked at init (the others are checked
+ * where they are used, with their own messages). */
+static const struct {
+    const char *name;
+    const long *value;
+    long min, max;
+} int_ranges[] = {
+    {"SHMEM_CHECK", &dsm_env.check, 0, 2},
+    {"SHMEM_PRELAUNCH_DEPTH", &dsm_env.prelaunch_depth, 0, 64},
+    /* -1: auto. At most 0.1 s: finalize waits for the thread's sleep. */
+    {"SHMEM_OFI_PROGRESS_US", &dsm_env.ofi_progress_us, -1, 100000},
+};
+
+static int check_ranges(void)
+{
+    for (size_t i = 0; i < DSM_ARRAY_SIZE(int_ranges); i++) {
+        long v = *int_ranges[i].value;
+        if (v < int_ranges[i].min || v > int_ranges[i].max) {
+            dsm_log_error("shmem_init: invalid value '%ld' for %s (%ld..%ld)",
+                          v, int_ranges[i].name, int_ranges[i].min,
+                          int_ranges[i].max);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int one_of(const char *v, const char *choices)
 {
     size_t n = strlen(v);
@@ -156,7 +183,7 @@ int dsm_env_init(void)
     }
     DSM_ENV_LIST(DSM_ENV_PARSE)
 #undef DSM_ENV_PARSE
-    return check_choices();
+    return check_choices() || check_ranges() ? -1 : 0;
 }
 
 static void fmt_SIZE(char *b, size_t n, uint64_t v)

@@ -20,6 +20,10 @@
     X(SHMEM_MALLOC_WARN, BOOL, malloc_warn, "1",                               \
       "print one line on this PE's first failed symmetric allocation "        \
       "(routine, sizes, what to set); 0 = silent (SHMEM_DEBUG: every one)")   \
+    X(SHMEM_CHECK, INT, check, "1",                                            \
+      "misuse checks: 0 off, 1 the cheap ones (collective arguments agree, "   \
+      "context and team handles, wait words, lock re-entry), 2 also every "    \
+      "RMA/AMO target within one live allocation (intro_shmem(3))")            \
     X(SHMEM_INFO, BOOL, info, "0",                                             \
       "print every environment variable with its value at init")              \
     X(SHMEM_VERSION, BOOL, version, "0",                                       \
@@ -121,8 +125,8 @@
     X(SHMEM_ALLTOALL_ALGORITHM, STR, alltoall_algorithm, "auto",               \
       "alltoall(s) variant: auto, pcpy, b2b, swap or direct")                 \
     X(SHMEM_PRELAUNCH_DEPTH, INT, prelaunch_depth, "2",                        \
-      "persistent collectives: instances posted ahead behind a trigger "      \
-      "(0: each posted at its start)")                                        \
+      "persistent collectives: instances posted ahead behind a trigger "       \
+      "(0: each posted at its start; at most 64)")                             \
     X(SHMEM_PERSISTENT_SHARED_AHEAD, BOOL, persistent_shared_ahead, "0",       \
       "persistent collectives whose team shares this PE's GPU: 1 posts "     \
       "instances ahead too (on an H200: 2 PEs passed with the program's "    \
@@ -163,8 +167,8 @@
     X(SHMEM_OFI_PROGRESS_US, INT, ofi_progress_us, "-1",                       \
       "interval of the network progress thread, in us (a computing PE of a " \
       "manual-progress provider answers remote gets and atomics within "     \
-      "it); 0 = no thread (progress inside OpenSHMEM calls only); -1 = 100 " \
-      "where the node has two cores per PE, else 1000")                       \
+      "it; at most 100000); 0 = no thread (progress inside OpenSHMEM calls "   \
+      "only); -1 = 100 where the node has two cores per PE, else 1000")        \
     X(SHMEM_OFI_CTX_EPS, INT, ofi_ctx_eps, "4",                                \
       "network endpoints that shmem contexts may open besides the default "  \
       "context's (0-64); contexts past them share the least used one "      \

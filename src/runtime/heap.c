@@ -68,13 +68,14 @@ static uint64_t nagree;
  * its own word. Word k & 1 is raised again only in agreement k + 2,
  * which no PE reaches before every PE left agreement k + 1's barrier,
  * i.e. after every PE cleared it here. Returns 1 when all succeeded. */
-static int agree(int ok, const char *routine)
+static int agree(int ok, const dsm_call_t *call)
 {
     const int n = dsm_rt.npes, k = (int)(nagree++ & 1);
+    const char *routine = call->routine;
     uint64_t *w = &dsm_rt.ctrl->alloc_fail[k];
 
     if (n == 1) {
-        dsm_rt_sync_all();
+        dsm_rt_sync_call(call);
         return ok;
     }
     if (!ok) {
@@ -90,7 +91,10 @@ static int agree(int ok, const char *routine)
         /* The network's writes land before the barrier says we entered. */
         dsm_path_quiet(&dsm_ctx_default);
     }
-    dsm_rt_sync_all();
+    /* The barrier also checks that every PE asked the same (coll/agree.c:
+     * shmem_malloc(2048) on one PE against 1024 on the others fails the
+     * job here, before the heaps diverge). */
+    dsm_rt_sync_call(call);
     int failed = __atomic_load_n(w, __ATOMIC_ACQUIRE) != 0;
     __atomic_store_n(w, 0, __ATOMIC_RELAXED);
     if (failed && ok && dsm_env.debug)
@@ -99,30 +103,42 @@ static int agree(int ok, const char *routine)
     return !failed;
 }
 
-static void *alloc_in(const char *routine, dsm_heap_t *h, char *base,
+static void *alloc_in(const dsm_call_t *call, dsm_heap_t *h, char *base,
                       const char *var, size_t size, size_t align);
 
 static void *alloc(const char *routine, size_t size, size_t align)
 {
-    return alloc_in(routine, &dsm_rt.heap, NULL, heap_var(), size, align);
+    return alloc_in(DSM_CALL(routine, DSM_CALL_ALLOC, 0, size,
+                             align == SIZE_MAX ? 0 : align, 0),
+                    &dsm_rt.heap, NULL, heap_var(), size, align);
 }
 
-static void *alloc_in(const char *routine, dsm_heap_t *h, char *base,
+/* call describes the call to every PE (routine, kind, arguments): each of
+ * its barriers checks that every PE made the same one. */
+static void *alloc_in(const dsm_call_t *call, dsm_heap_t *h, char *base,
                       const char *var, size_t size, size_t align)
 {
+    const char *routine = call->routine;
     size_t off;
 
     DSM_CHECK_INIT(routine);
-    if (align && ((align & (align - 1)) || align > DSM_HEAP_BASE_ALIGN)) {
-        /* Spec: an invalid alignment returns NULL. Still collective. */
-        if (dsm_env.debug)
-            dsm_log_error("%s: alignment %zu is not a power of two up to "
-                          "%zu", routine, align, DSM_HEAP_BASE_ALIGN);
-        dsm_rt_sync_all();
+    if (align == SIZE_MAX ||
+        (align && ((align & (align - 1)) || align > DSM_HEAP_BASE_ALIGN))) {
+        /* Spec: an invalid alignment returns NULL. Still collective. Said
+         * once, by PE 0 (every PE passed the same: the call is collective),
+         * or on every PE under SHMEM_DEBUG. */
+        if (dsm_env.debug ||
+            (dsm_env.malloc_warn && dsm_rt.me == 0 &&
+             !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)))
+            dsm_log_error("%s: returns NULL: alignment %zu is not a power "
+                          "of two from 1 to %zu", routine,
+                          align == SIZE_MAX ? (size_t)0 : align,
+                          (size_t)DSM_HEAP_BASE_ALIGN);
+        dsm_rt_sync_call(call);
         return NULL;
     }
     if (size == 0) {
-        dsm_rt_sync_all();
+        dsm_rt_sync_call(call);
         return NULL;
     }
     pthread_mutex_lock(&dsm_rt.heap_lock);
@@ -130,7 +146,7 @@ static void *alloc_in(const char *routine, dsm_heap_t *h, char *base,
     if (off == SIZE_MAX)
         report_exhausted_in(routine, size, h, var);
     pthread_mutex_unlock(&dsm_rt.heap_lock);
-    if (!agree(off != SIZE_MAX, routine)) {
+    if (!agree(off != SIZE_MAX, call)) {
         if (off != SIZE_MAX) {
             /* Undo: the free coalesces the block back exactly. */
             pthread_mutex_lock(&dsm_rt.heap_lock);
@@ -227,38 +243,41 @@ void *pshmem_malloc_with_hints(size_t size, long hints)
                           dsm_rt_device_heap_why() ? dsm_rt_device_heap_why()
                                                    : "",
                           (unsigned long long)dsm_env.device_heap_size);
-        agree(0, routine);
+        agree(0, DSM_CALL(routine, DSM_CALL_ALLOC, 0, size, 0, 0));
         return NULL;
     }
-    return alloc_in(routine, dh, dsm_rt.segs[DSM_SEG_DEVICE].base,
+    return alloc_in(DSM_CALL(routine, DSM_CALL_ALLOC, 0, size, 0, 0), dh,
+                    dsm_rt.segs[DSM_SEG_DEVICE].base,
                     "SHMEM_DEVICE_HEAP_SIZE", size, 0);
 }
 DSM_WEAK(malloc_with_hints)
 
 void *pshmem_align(size_t alignment, size_t size)
 {
-    if (!alignment)
-        alignment = 1;
-    return alloc("shmem_align", size, alignment);
+    /* 0 is not a power of two: NULL, as for any invalid alignment (alloc
+     * takes 0 as "none", so it is passed as SIZE_MAX). */
+    return alloc("shmem_align", size, alignment ? alignment : SIZE_MAX);
 }
 DSM_WEAK(align)
 
 void *pshmem_calloc(size_t count, size_t size)
 {
+    const dsm_call_t *call =
+        DSM_CALL("shmem_calloc", DSM_CALL_CALLOC, 0, count, size, 0);
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
         DSM_CHECK_INIT("shmem_calloc");
         if (dsm_env.debug)
             dsm_log_error("shmem_calloc: %zu x %zu bytes overflows", count,
                           size);
-        dsm_rt_sync_all();
+        dsm_rt_sync_call(call);
         return NULL;
     }
-    char *p = alloc("shmem_calloc", total, 0);
+    char *p = alloc_in(call, &dsm_rt.heap, NULL, heap_var(), total, 0);
     if (p) {
         memset(p, 0, total);
         /* Nobody may put into the block before it is zero everywhere. */
-        dsm_rt_sync_all();
+        dsm_rt_sync_call(call);
     }
     return p;
 }
@@ -268,7 +287,7 @@ void pshmem_free(void *ptr)
 {
     DSM_CHECK_INIT("shmem_free");
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_rt_sync_all();
+    dsm_rt_sync_call(DSM_CALL("shmem_free", DSM_CALL_FREE, 0, 0, 0, 0));
     if (!ptr)
         return;
     pthread_mutex_lock(&dsm_rt.heap_lock);
@@ -319,7 +338,8 @@ static void *realloc_in(dsm_heap_t *h, char *base, const char *var,
                       DSM_MIN(old, size));
         dsm_rma_wait_flag(&flag);
     }
-    int ok = agree(noff != SIZE_MAX, routine);
+    int ok = agree(noff != SIZE_MAX,
+                   DSM_CALL(routine, DSM_CALL_REALLOC, 0, size, 0, 0));
     if (saved) {
         pthread_mutex_lock(&dsm_rt.heap_lock);
         if (!ok && noff != SIZE_MAX) {
@@ -343,7 +363,8 @@ void *pshmem_realloc(void *ptr, size_t size)
     }
     DSM_CHECK_INIT("shmem_realloc");
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_rt_sync_all();
+    dsm_rt_sync_call(
+        DSM_CALL("shmem_realloc", DSM_CALL_REALLOC, 0, size, 0, 0));
     dsm_heap_t *dh = device_heap_of(ptr);
     if (dh)
         return realloc_in(dh, dsm_rt.segs[DSM_SEG_DEVICE].base,

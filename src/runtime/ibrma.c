@@ -69,7 +69,7 @@ static void ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                             ptrdiff_t sst, size_t bsize, size_t nblocks,       \
                             int pe)                                            \
     {                                                                          \
-        ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks,       \
+        ibput(DSM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks,         \
               sizeof(T), pe, "shmem_" #N "_ibput");                            \
     }                                                                          \
     void pshmem_ctx_##N##_ibget(shmem_ctx_t ctx, T *dest, const T *source,     \
@@ -83,7 +83,7 @@ static void ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                             ptrdiff_t sst, size_t bsize, size_t nblocks,       \
                             int pe)                                            \
     {                                                                          \
-        ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks,       \
+        ibget(DSM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks,         \
               sizeof(T), pe, "shmem_" #N "_ibget");                            \
     }                                                                          \
     DSM_WEAK(ctx_##N##_ibput)                                                  \
@@ -93,10 +93,9 @@ static void ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
 SHMEM_TYPES_RMA(IB_TYPED)
 
 #define IB_SIZED(BITS, BYTES, T)                                               \
-    void pshmem_ctx_ibput##BITS(shmem_ctx_t ctx, void *dest,                   \
-                                const void *source, ptrdiff_t dst,             \
-                                ptrdiff_t sst, size_t bsize, size_t nblocks,   \
-                                int pe)                                        \
+    void pshmem_ctx_ibput##BITS(                                               \
+        shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,        \
+        ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)                   \
     {                                                                          \
         ibput(ctx, dest, source, dst, sst, bsize, nblocks, BYTES, pe,          \
               "shmem_ctx_ibput" #BITS);                                        \
@@ -105,13 +104,12 @@ SHMEM_TYPES_RMA(IB_TYPED)
                             ptrdiff_t sst, size_t bsize, size_t nblocks,       \
                             int pe)                                            \
     {                                                                          \
-        ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks,       \
-              BYTES, pe, "shmem_ibput" #BITS);                                 \
+        ibput(DSM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, BYTES,  \
+              pe, "shmem_ibput" #BITS);                                        \
     }                                                                          \
-    void pshmem_ctx_ibget##BITS(shmem_ctx_t ctx, void *dest,                   \
-                                const void *source, ptrdiff_t dst,             \
-                                ptrdiff_t sst, size_t bsize, size_t nblocks,   \
-                                int pe)                                        \
+    void pshmem_ctx_ibget##BITS(                                               \
+        shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,        \
+        ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)                   \
     {                                                                          \
         ibget(ctx, dest, source, dst, sst, bsize, nblocks, BYTES, pe,          \
               "shmem_ctx_ibget" #BITS);                                        \
@@ -120,8 +118,8 @@ SHMEM_TYPES_RMA(IB_TYPED)
                             ptrdiff_t sst, size_t bsize, size_t nblocks,       \
                             int pe)                                            \
     {                                                                          \
-        ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks,       \
-              BYTES, pe, "shmem_ibget" #BITS);                                 \
+        ibget(DSM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, BYTES,  \
+              pe, "shmem_ibget" #BITS);                                        \
     }                                                                          \
     DSM_WEAK(ctx_ibput##BITS)                                                  \
     DSM_WEAK(ibput##BITS)                                                      \

@@ -16,6 +16,8 @@
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int atexit_registered;
+/* Initialized by the deprecated start_pes (1.2 had no shmem_finalize). */
+static int by_start_pes;
 
 /* Default for SHMEM_SDMA_INLINE_MAX with the cpu backend: below this a
  * blocking put/get is a memcpy by the caller. Measured with bench/shmem_bench
@@ -30,15 +32,46 @@ static int atexit_registered;
  * than the copy. Device memory always goes to the engines. */
 #define DSM_NBI_INLINE_MAX_DEFAULT ((size_t)16384)
 
-static void finalize_at_exit(void)
+/* A process that exits (or returns from main) while initialized. Since
+ * OpenSHMEM 1.4 every shmem_init must be matched by a shmem_finalize; a
+ * PE that leaves without it makes the others wait for it forever (issue
+ * #27: one PE's exit(0) ran the old implicit finalize, whose barrier
+ * matched the others' shmem_barrier_all, and the job hung in the next
+ * collective). So it is an error: one line naming the PE and the exit
+ * status, and the job ends with that status (1 for exit(0)). Programs
+ * initialized by the deprecated start_pes, from before shmem_finalize
+ * existed, are still finalized here. */
+static void finalize_at_exit_status(int status)
 {
-    /* Spec: a program that returns from main without shmem_finalize is
-     * finalized implicitly. */
-    if (dsm_rt.initialized > 0) {
+    if (dsm_rt.initialized <= 0)
+        return;
+    if (by_start_pes) {
         dsm_rt.initialized = 1;
         pshmem_finalize();
+        return;
     }
+    fflush(stdout);
+    dsm_log_error("exit: this PE exits with status %d without calling "
+                  "shmem_finalize (the other PEs would wait for it); call "
+                  "shmem_finalize before exit() or the return from main",
+                  status);
+    if (dsm_rt.boot_ops)
+        dsm_rt.boot_ops->abort(status ? status : 1, NULL);
+    _exit(status ? status : 1);
 }
+
+#ifdef __GLIBC__
+static void finalize_at_exit(int status, void *arg)
+{
+    (void)arg;
+    finalize_at_exit_status(status);
+}
+#else
+static void finalize_at_exit(void)
+{
+    finalize_at_exit_status(0);
+}
+#endif
 
 /* Waiters sleep only when this node's PEs outnumber the cores they may run
  * on: then a spinning waiter steals the core its writer needs. Otherwise
@@ -86,6 +119,23 @@ static void print_banner(void)
     fflush(stdout);
 }
 
+/* The job's network secret the launcher handed over (net/auth.h), taken
+ * out of the environment at init so that programs the PE starts do not
+ * inherit it; NULL under another launcher. */
+static char job_secret[2 * DSM_JOB_SECRET_BYTES + 1];
+
+static const char *take_job_secret(void)
+{
+    const char *v = getenv(DSM_JOB_SECRET_ENV);
+    if (!v)
+        return job_secret[0] ? job_secret : NULL;
+    snprintf(job_secret, sizeof(job_secret), "%s", v);
+    if (strlen(v) != 2 * DSM_JOB_SECRET_BYTES)
+        job_secret[0] = '!'; /* refused by the network with its line */
+    unsetenv(DSM_JOB_SECRET_ENV);
+    return job_secret;
+}
+
 static int do_init(int requested)
 {
     dsm_status_t st;
@@ -93,6 +143,7 @@ static int do_init(int requested)
     if (dsm_env_init())
         return -1;
     dsm_log_debug = dsm_env.debug;
+    dsm_rt.check = (int)dsm_env.check;
     st = dsm_boot_select(dsm_env.bootstrap, &dsm_rt.boot_ops, &dsm_rt.boot);
     if (st != DSM_OK) {
         dsm_log_error("shmem_init: bootstrap failed: %s", dsm_status_str(st));
@@ -196,6 +247,7 @@ static int do_init(int requested)
         .completion = dsm_env.ofi_completion,
         .fence = dsm_env.ofi_fence,
         .peer_timeout_s = dsm_env.peer_timeout,
+        .secret = take_job_secret(),
         .fatal = dsm_rt_fatal,
         .bad_addr = dsm_rt_bad_addr,
         .wait = dsm_rt_wait,
@@ -259,7 +311,11 @@ static int init_common(int requested, int *provided, const char *routine)
             dsm_rt.initialized = 1;
             dsm_rt.finalized = 0;
             if (!atexit_registered) {
+#ifdef __GLIBC__
+                on_exit(finalize_at_exit, NULL);
+#else
                 atexit(finalize_at_exit);
+#endif
                 atexit_registered = 1;
             }
         }
@@ -307,7 +363,8 @@ void pshmem_finalize(void)
     /* Collective: everything issued completes, every PE arrives, then the
      * resources go. */
     dsm_rt_quiet(&dsm_ctx_default);
-    dsm_rt_sync_all();
+    dsm_rt_sync_call(
+        DSM_CALL("shmem_finalize", DSM_CALL_FINALIZE, 0, 0, 0, 0));
     /* The barrier's last network signals are delivered before this PE
      * blocks in the bootstrap, where nothing progresses the network. */
     dsm_path_quiet(&dsm_ctx_default);
@@ -326,6 +383,10 @@ void pshmem_finalize(void)
     dsm_rt.boot_ops = NULL;
     dsm_rt_topo_fini();
     dsm_rt.finalized = 1;
+    /* Every routine that names a PE now fails its PE check (which then
+     * says "after shmem_finalize") instead of reaching the unmapped
+     * segments: no cost on the paths that check the PE anyway. */
+    dsm_rt.npes = 0;
     pthread_mutex_unlock(&init_lock);
 }
 DSM_WEAK(finalize)
@@ -373,6 +434,7 @@ DSM_WEAK(info_get_name)
 DSM_API void start_pes(int npes)
 {
     (void)npes;
+    by_start_pes = 1;
     pshmem_init();
 }
 

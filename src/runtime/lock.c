@@ -28,6 +28,7 @@
 #include "path.h"
 #include "wait.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 #define LOCK_PE 0
@@ -53,7 +54,7 @@ static uint64_t lock_op(long *lock, dsm_amo_op_t op, uint64_t val,
                         uint64_t cmp, const char *routine)
 {
     uint64_t old = 0;
-    dsm_amo(SHMEM_CTX_DEFAULT, op, lock, sizeof(uint64_t), &val, &cmp, &old,
+    dsm_amo(DSM_CTX_DEFAULT, op, lock, sizeof(uint64_t), &val, &cmp, &old,
             LOCK_PE, routine);
     return old;
 }
@@ -87,9 +88,76 @@ static void lock_pause(uint32_t ahead)
     nanosleep(&ts, NULL);
 }
 
+/* The locks this PE holds, with the thread that took each (SHMEM_CHECK
+ * >= 1): a second shmem_set_lock of a lock by the thread that holds it
+ * would wait for itself forever (a ticket lock knows no owner), so it
+ * fails the job instead. Another thread of the PE waits, as locks order
+ * the PE's threads too (SOS's mt_locking). Few locks are held at once: a
+ * short list under a mutex, next to a call that costs a round of atomics. */
+static void set_lock(long *lock);
+
+static struct held_lock {
+    const long *lock;
+    pthread_t thread;
+} *held;
+static size_t nheld, cap_held;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void held_check(const long *lock)
+{
+    pthread_mutex_lock(&held_mu);
+    for (size_t i = 0; i < nheld; i++)
+        if (held[i].lock == lock &&
+            pthread_equal(held[i].thread, pthread_self())) {
+            pthread_mutex_unlock(&held_mu);
+            dsm_rt_fatal("shmem_set_lock", "lock %p is already held by this "
+                         "PE (this thread): a second shmem_set_lock would "
+                         "wait for itself forever (locks are not "
+                         "recursive)", (const void *)lock);
+        }
+    pthread_mutex_unlock(&held_mu);
+}
+
+static void held_add(const long *lock)
+{
+    pthread_mutex_lock(&held_mu);
+    if (nheld == cap_held) {
+        size_t c = cap_held ? 2 * cap_held : 8;
+        struct held_lock *h = realloc(held, c * sizeof(*h));
+        if (!h) { /* the check is lost for this lock, nothing else */
+            pthread_mutex_unlock(&held_mu);
+            return;
+        }
+        held = h;
+        cap_held = c;
+    }
+    held[nheld++] = (struct held_lock){lock, pthread_self()};
+    pthread_mutex_unlock(&held_mu);
+}
+
+static void held_remove(const long *lock)
+{
+    pthread_mutex_lock(&held_mu);
+    for (size_t i = 0; i < nheld; i++)
+        if (held[i].lock == lock) {
+            held[i] = held[--nheld];
+            break;
+        }
+    pthread_mutex_unlock(&held_mu);
+}
+
 void pshmem_set_lock(long *lock)
 {
     lock_check(lock, "shmem_set_lock");
+    if (dsm_rt.check)
+        held_check(lock);
+    set_lock(lock);
+    if (dsm_rt.check)
+        held_add(lock);
+}
+
+static void set_lock(long *lock)
+{
     struct lock_wait l = {
         lock, TICKET(lock_op(lock, DSM_AMO_ADD, TICKET_ONE, 0,
                              "shmem_set_lock"))};
@@ -129,8 +197,11 @@ int pshmem_test_lock(long *lock)
     while (TICKET(old) == SERVING(old)) {
         seen = lock_op(lock, DSM_AMO_CSWAP, old + TICKET_ONE, old,
                        "shmem_test_lock");
-        if (seen == old)
+        if (seen == old) {
+            if (dsm_rt.check)
+                held_add(lock);
             return 0;
+        }
         old = seen;
     }
     if (remote) {
@@ -153,6 +224,10 @@ void pshmem_clear_lock(long *lock)
     /* The protected updates (puts, nbi included) are complete and visible
      * before the next holder can see its turn. */
     dsm_rt_quiet(&dsm_ctx_default);
+    /* Before the lock is free: another thread of this PE may take it at
+     * once and record itself. */
+    if (dsm_rt.check)
+        held_remove(lock);
     for (;;) {
         if (DSM_UNLIKELY(TICKET(old) == SERVING(old)))
             dsm_rt_fatal("shmem_clear_lock", "lock %p is not held",

@@ -122,7 +122,7 @@ static size_t wait_some(p2p_set_t *s)
     void pshmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until", cmp);                             \
-        dsm_check_host_word("shmem_" #N "_wait_until", ivar, dsm_rt.me);       \
+        dsm_check_wait_words("shmem_" #N "_wait_until", ivar, 1, sizeof(T));   \
         p2p_set_t s = SET(N##_elem, ivar, 1, NULL, cmp, &cmp_value, 0, NULL);  \
         if (!N##_one(&s))                                                      \
             dsm_rt_wait(N##_one, &s);                                          \
@@ -130,7 +130,7 @@ static size_t wait_some(p2p_set_t *s)
     int pshmem_##N##_test(T *ivar, int cmp, T cmp_value)                       \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test", cmp);                                   \
-        dsm_check_host_word("shmem_" #N "_test", ivar, dsm_rt.me);             \
+        dsm_check_wait_words("shmem_" #N "_test", ivar, 1, sizeof(T));         \
         dsm_rt_progress();                                                     \
         p2p_set_t s = SET(N##_elem, ivar, 1, NULL, cmp, &cmp_value, 0, NULL);  \
         return N##_one(&s);                                                    \
@@ -139,17 +139,18 @@ static size_t wait_some(p2p_set_t *s)
                                      const int *status, int cmp, T cmp_value)  \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_all", cmp);                         \
-        dsm_check_host_word("shmem_" #N "_wait_until_all", ivars, dsm_rt.me);  \
+        dsm_check_wait_words("shmem_" #N "_wait_until_all", ivars, nelems,     \
+                             sizeof(T));                                       \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
         wait_all(&s);                                                          \
     }                                                                          \
-    size_t pshmem_##N##_wait_until_any(T *ivars, size_t nelems,                \
-                                       const int *status, int cmp,             \
-                                       T cmp_value)                            \
+    size_t pshmem_##N##_wait_until_any(                                        \
+        T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)      \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_any", cmp);                         \
-        dsm_check_host_word("shmem_" #N "_wait_until_any", ivars, dsm_rt.me);  \
+        dsm_check_wait_words("shmem_" #N "_wait_until_any", ivars, nelems,     \
+                             sizeof(T));                                       \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
         return wait_any(&s);                                                   \
@@ -159,7 +160,8 @@ static size_t wait_some(p2p_set_t *s)
                                         int cmp, T cmp_value)                  \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_some", cmp);                        \
-        dsm_check_host_word("shmem_" #N "_wait_until_some", ivars, dsm_rt.me); \
+        dsm_check_wait_words("shmem_" #N "_wait_until_some", ivars, nelems,    \
+                             sizeof(T));                                       \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, indices); \
         return wait_some(&s);                                                  \
@@ -169,7 +171,8 @@ static size_t wait_some(p2p_set_t *s)
                                             const T *cmp_values)               \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_all_vector", cmp);                  \
-        dsm_check_host_word("shmem_" #N "_wait_until_all_vector", ivars, dsm_rt.me);\
+        dsm_check_wait_words("shmem_" #N "_wait_until_all_vector", ivars,      \
+                             nelems, sizeof(T));                               \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
         wait_all(&s);                                                          \
@@ -179,7 +182,8 @@ static size_t wait_some(p2p_set_t *s)
                                               const T *cmp_values)             \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_any_vector", cmp);                  \
-        dsm_check_host_word("shmem_" #N "_wait_until_any_vector", ivars, dsm_rt.me);\
+        dsm_check_wait_words("shmem_" #N "_wait_until_any_vector", ivars,      \
+                             nelems, sizeof(T));                               \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
         return wait_any(&s);                                                   \
@@ -189,16 +193,18 @@ static size_t wait_some(p2p_set_t *s)
         const T *cmp_values)                                                   \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_wait_until_some_vector", cmp);                 \
-        dsm_check_host_word("shmem_" #N "_wait_until_some_vector", ivars, dsm_rt.me);\
-        p2p_set_t s = SET(N##_elem, ivars, nelems, status, cmp, cmp_values,    \
-                          1, indices);                                         \
+        dsm_check_wait_words("shmem_" #N "_wait_until_some_vector", ivars,     \
+                             nelems, sizeof(T));                               \
+        p2p_set_t s =                                                          \
+            SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, indices); \
         return wait_some(&s);                                                  \
     }                                                                          \
     int pshmem_##N##_test_all(T *ivars, size_t nelems, const int *status,      \
                               int cmp, T cmp_value)                            \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_all", cmp);                               \
-        dsm_check_host_word("shmem_" #N "_test_all", ivars, dsm_rt.me);        \
+        dsm_check_wait_words("shmem_" #N "_test_all", ivars, nelems,           \
+                             sizeof(T));                                       \
         dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
@@ -208,7 +214,8 @@ static size_t wait_some(p2p_set_t *s)
                                  int cmp, T cmp_value)                         \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_any", cmp);                               \
-        dsm_check_host_word("shmem_" #N "_test_any", ivars, dsm_rt.me);        \
+        dsm_check_wait_words("shmem_" #N "_test_any", ivars, nelems,           \
+                             sizeof(T));                                       \
         dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
@@ -219,7 +226,8 @@ static size_t wait_some(p2p_set_t *s)
                                   const int *status, int cmp, T cmp_value)     \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_some", cmp);                              \
-        dsm_check_host_word("shmem_" #N "_test_some", ivars, dsm_rt.me);       \
+        dsm_check_wait_words("shmem_" #N "_test_some", ivars, nelems,          \
+                             sizeof(T));                                       \
         dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, indices); \
@@ -231,7 +239,8 @@ static size_t wait_some(p2p_set_t *s)
                                      const T *cmp_values)                      \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_all_vector", cmp);                        \
-        dsm_check_host_word("shmem_" #N "_test_all_vector", ivars, dsm_rt.me); \
+        dsm_check_wait_words("shmem_" #N "_test_all_vector", ivars, nelems,    \
+                             sizeof(T));                                       \
         dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
@@ -242,7 +251,8 @@ static size_t wait_some(p2p_set_t *s)
                                         const T *cmp_values)                   \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_any_vector", cmp);                        \
-        dsm_check_host_word("shmem_" #N "_test_any_vector", ivars, dsm_rt.me); \
+        dsm_check_wait_words("shmem_" #N "_test_any_vector", ivars, nelems,    \
+                             sizeof(T));                                       \
         dsm_rt_progress();                                                     \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
@@ -254,10 +264,11 @@ static size_t wait_some(p2p_set_t *s)
                                          int cmp, const T *cmp_values)         \
     {                                                                          \
         CHECK_CMP("shmem_" #N "_test_some_vector", cmp);                       \
-        dsm_check_host_word("shmem_" #N "_test_some_vector", ivars, dsm_rt.me);\
+        dsm_check_wait_words("shmem_" #N "_test_some_vector", ivars, nelems,   \
+                             sizeof(T));                                       \
         dsm_rt_progress();                                                     \
-        p2p_set_t s = SET(N##_elem, ivars, nelems, status, cmp, cmp_values,    \
-                          1, indices);                                         \
+        p2p_set_t s =                                                          \
+            SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, indices); \
         set_some(&s);                                                          \
         return s.result;                                                       \
     }                                                                          \

@@ -19,6 +19,48 @@ void dsm_rt_device_word(const char *routine, const void *addr, int pe)
                  "for AMO, signal and wait words", addr, pe);
 }
 
+void dsm_rt_bad_wait_word(const char *routine, const void *addr, size_t n,
+                          size_t size)
+{
+    if ((uintptr_t)addr & (size - 1))
+        dsm_rt_fatal(routine, "address %p is not aligned to its %zu-byte "
+                     "type", addr, size);
+    for (int i = 0; i < dsm_rt.nsegs; i++) {
+        const dsm_seg_t *s = &dsm_rt.segs[i];
+        uintptr_t off = (uintptr_t)addr - (uintptr_t)s->base;
+        if (off < s->size)
+            dsm_rt_fatal(routine, "%zu word%s of %zu bytes at %p run%s past "
+                         "the end of the %s segment (%zu bytes)", n,
+                         n == 1 ? "" : "s", size, addr, n == 1 ? "s" : "",
+                         s->name, s->size);
+    }
+    dsm_rt_fatal(routine, "address %p is not symmetric (not in the symmetric "
+                 "heap nor in global/static data): no other PE can write it, "
+                 "the wait would never end", addr);
+}
+
+void dsm_path_put_checked(dsm_ctx_t *c, void *sym, const void *src,
+                          size_t len, int pe, int nbi, const char *routine)
+{
+    dsm_rma_check2(routine, sym, len);
+    const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
+    if (o == &dsm_path_shm)
+        dsm_shm_put(c, sym, src, len, pe, nbi, routine);
+    else
+        o->put(c, sym, src, len, pe, nbi, routine);
+}
+
+void dsm_path_get_checked(dsm_ctx_t *c, void *dst, const void *sym,
+                          size_t len, int pe, int nbi, const char *routine)
+{
+    dsm_rma_check2(routine, sym, len);
+    const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
+    if (o == &dsm_path_shm)
+        dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
+    else
+        o->get(c, dst, sym, len, pe, nbi, routine);
+}
+
 /* ------------------------------------------------------------ shm */
 
 static void shm_put(dsm_ctx_t *c, void *sym, const void *src, size_t len,
@@ -359,7 +401,9 @@ dsm_status_t dsm_paths_init(void)
         use(p->rma);
         use(p->amo);
     }
-    dsm_paths.shm_only = dsm_paths.nused == 1 && dsm_paths.used[0] == &dsm_path_shm;
+    dsm_paths.shm_only = dsm_paths.nused == 1 &&
+                         dsm_paths.used[0] == &dsm_path_shm &&
+                         dsm_rt.check < 2;
     if (dsm_log_debug)
         paths_print();
     return dsm_path_ctx_open(&dsm_ctx_default);

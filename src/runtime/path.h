@@ -91,7 +91,9 @@ typedef struct dsm_path {
 #define DSM_PATH_MAX 4
 struct dsm_paths {
     /* 1 when every PE, for RMA and AMOs, is on the shm path (a one-node
-     * job): the entry points then skip the table with one load. */
+     * job) and SHMEM_CHECK < 2: the entry points then skip the table with
+     * one load. Level 2's per-call checks (dsm_rma_check2) sit on the
+     * other branch, so that the default level pays nothing for them. */
     int shm_only;
     dsm_path_t *pe; /* [npes] */
     /* The distinct rma paths in use: quiet, fence and context set-up walk
@@ -256,6 +258,32 @@ static inline void dsm_check_host_word(const char *routine, const void *addr,
         dsm_rt_device_word(routine, addr, pe);
 }
 
+/* A word this PE waits on or tests (wait_until, test, signal_wait_until
+ * and their set forms: n words of size bytes). Host memory, aligned to
+ * its type and, under SHMEM_CHECK >= 1, symmetric: a word outside the
+ * symmetric heap and static data can never be written by another PE, so
+ * the wait would never end. A few compares per call. */
+void dsm_rt_bad_wait_word(const char *routine, const void *addr, size_t n,
+                          size_t size) DSM_NORETURN;
+static inline void dsm_check_wait_words(const char *routine, const void *addr,
+                                        size_t n, size_t size)
+{
+    if (DSM_UNLIKELY(!n))
+        return;
+    dsm_check_host_word(routine, addr, dsm_rt.me);
+    if (DSM_UNLIKELY((uintptr_t)addr & (size - 1)))
+        dsm_rt_bad_wait_word(routine, addr, n, size);
+    if (DSM_LIKELY(dsm_rt.check)) {
+        for (int i = 0; i < dsm_rt.nsegs; i++) {
+            const dsm_seg_t *s = &dsm_rt.segs[i];
+            uintptr_t off = (uintptr_t)addr - (uintptr_t)s->base;
+            if (off < s->size && n <= (s->size - off) / size)
+                return;
+        }
+        dsm_rt_bad_wait_word(routine, addr, n, size);
+    }
+}
+
 static inline void dsm_shm_amo(dsm_ctx_t *c, dsm_amo_op_t op, void *sym,
                                size_t size, const void *val, const void *cmp,
                                void *fetched, int pe, const char *routine)
@@ -269,7 +297,24 @@ static inline void dsm_shm_amo(dsm_ctx_t *c, dsm_amo_op_t op, void *sym,
         DSM_AMO_WORD(uint32_t, r, op, val, cmp, fetched);
 }
 
+/* SHMEM_CHECK=2: the symmetric range of an RMA or AMO lies in one live
+ * allocation of the heap (a lookup under the heap's lock; static data is
+ * not looked at). Reached only off the shm_only fast path. */
+static inline void dsm_rma_check2(const char *routine, const void *sym,
+                                  size_t len)
+{
+    if (DSM_UNLIKELY(dsm_rt.check > 1))
+        dsm_rt_check_alloc(routine, "the symmetric address", sym, len);
+}
+
 /* ---- calls through the table (collectives, signals, rare paths) ---- */
+
+/* SHMEM_CHECK=2: dsm_rma_check2, then the table (out of line, so that the
+ * inline paths keep no registers for it). */
+void dsm_path_put_checked(dsm_ctx_t *c, void *sym, const void *src,
+                          size_t len, int pe, int nbi, const char *routine);
+void dsm_path_get_checked(dsm_ctx_t *c, void *dst, const void *sym,
+                          size_t len, int pe, int nbi, const char *routine);
 
 static inline void dsm_path_put(dsm_ctx_t *c, void *sym, const void *src,
                                 size_t len, int pe, int nbi,
@@ -277,6 +322,10 @@ static inline void dsm_path_put(dsm_ctx_t *c, void *sym, const void *src,
 {
     if (DSM_LIKELY(dsm_paths.shm_only)) {
         dsm_shm_put(c, sym, src, len, pe, nbi, routine);
+        return;
+    }
+    if (DSM_UNLIKELY(dsm_rt.check > 1)) {
+        dsm_path_put_checked(c, sym, src, len, pe, nbi, routine);
         return;
     }
     const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;
@@ -292,6 +341,10 @@ static inline void dsm_path_get(dsm_ctx_t *c, void *dst, const void *sym,
 {
     if (DSM_LIKELY(dsm_paths.shm_only)) {
         dsm_shm_get(c, dst, sym, len, pe, nbi, routine);
+        return;
+    }
+    if (DSM_UNLIKELY(dsm_rt.check > 1)) {
+        dsm_path_get_checked(c, dst, sym, len, pe, nbi, routine);
         return;
     }
     const dsm_path_ops_t *o = dsm_paths.pe[pe].rma;

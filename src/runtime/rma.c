@@ -6,11 +6,6 @@
 
 #include <stdio.h>
 
-void dsm_rt_bad_ctx(const char *routine)
-{
-    dsm_rt_fatal(routine, "invalid context (SHMEM_CTX_INVALID or destroyed)");
-}
-
 static int flag_set(void *p)
 {
     dsm_sdma_progress(dsm_rt.sdma, 1);
@@ -90,45 +85,55 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     void pshmem_ctx_##N##_put(shmem_ctx_t ctx, T *dest, const T *source,       \
                               size_t nelems, int pe)                           \
     {                                                                          \
-        dsm_rma_put(ctx, dest, source, nelems * sizeof(T), pe,                 \
+        dsm_rma_put(ctx, dest, source,                                         \
+                    DSM_NBYTES(nelems, sizeof(T), "shmem_ctx_" #N "_put"), pe, \
                     "shmem_ctx_" #N "_put");                                   \
     }                                                                          \
     void pshmem_##N##_put(T *dest, const T *source, size_t nelems, int pe)     \
     {                                                                          \
-        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T), pe,   \
+        dsm_rma_put(DSM_CTX_DEFAULT, dest, source,                             \
+                    DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_put"), pe,     \
                     "shmem_" #N "_put");                                       \
     }                                                                          \
     void pshmem_ctx_##N##_get(shmem_ctx_t ctx, T *dest, const T *source,       \
                               size_t nelems, int pe)                           \
     {                                                                          \
-        dsm_rma_get(ctx, dest, source, nelems * sizeof(T), pe,                 \
+        dsm_rma_get(ctx, dest, source,                                         \
+                    DSM_NBYTES(nelems, sizeof(T), "shmem_ctx_" #N "_get"), pe, \
                     "shmem_ctx_" #N "_get");                                   \
     }                                                                          \
     void pshmem_##N##_get(T *dest, const T *source, size_t nelems, int pe)     \
     {                                                                          \
-        dsm_rma_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T), pe,   \
+        dsm_rma_get(DSM_CTX_DEFAULT, dest, source,                             \
+                    DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_get"), pe,     \
                     "shmem_" #N "_get");                                       \
     }                                                                          \
     void pshmem_ctx_##N##_put_nbi(shmem_ctx_t ctx, T *dest, const T *source,   \
                                   size_t nelems, int pe)                       \
     {                                                                          \
-        dsm_rma_put_nbi(ctx, dest, source, nelems * sizeof(T), pe,             \
-                        "shmem_ctx_" #N "_put_nbi");                           \
+        dsm_rma_put_nbi(                                                       \
+            ctx, dest, source,                                                 \
+            DSM_NBYTES(nelems, sizeof(T), "shmem_ctx_" #N "_put_nbi"), pe,     \
+            "shmem_ctx_" #N "_put_nbi");                                       \
     }                                                                          \
     void pshmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe) \
     {                                                                          \
-        dsm_rma_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T),   \
+        dsm_rma_put_nbi(DSM_CTX_DEFAULT, dest, source,                         \
+                        DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_put_nbi"), \
                         pe, "shmem_" #N "_put_nbi");                           \
     }                                                                          \
     void pshmem_ctx_##N##_get_nbi(shmem_ctx_t ctx, T *dest, const T *source,   \
                                   size_t nelems, int pe)                       \
     {                                                                          \
-        dsm_rma_get_nbi(ctx, dest, source, nelems * sizeof(T), pe,             \
-                        "shmem_ctx_" #N "_get_nbi");                           \
+        dsm_rma_get_nbi(                                                       \
+            ctx, dest, source,                                                 \
+            DSM_NBYTES(nelems, sizeof(T), "shmem_ctx_" #N "_get_nbi"), pe,     \
+            "shmem_ctx_" #N "_get_nbi");                                       \
     }                                                                          \
     void pshmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe) \
     {                                                                          \
-        dsm_rma_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T),   \
+        dsm_rma_get_nbi(DSM_CTX_DEFAULT, dest, source,                         \
+                        DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_get_nbi"), \
                         pe, "shmem_" #N "_get_nbi");                           \
     }                                                                          \
     void pshmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe)         \
@@ -137,7 +142,7 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     }                                                                          \
     void pshmem_##N##_p(T *dest, T value, int pe)                              \
     {                                                                          \
-        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, &value, sizeof(T), pe,            \
+        dsm_rma_put(DSM_CTX_DEFAULT, dest, &value, sizeof(T), pe,              \
                     "shmem_" #N "_p");                                         \
     }                                                                          \
     T pshmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)             \
@@ -149,7 +154,7 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     T pshmem_##N##_g(const T *source, int pe)                                  \
     {                                                                          \
         T v;                                                                   \
-        dsm_rma_get(SHMEM_CTX_DEFAULT, &v, source, sizeof(T), pe,              \
+        dsm_rma_get(DSM_CTX_DEFAULT, &v, source, sizeof(T), pe,                \
                     "shmem_" #N "_g");                                         \
         return v;                                                              \
     }                                                                          \
@@ -163,7 +168,7 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     void pshmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst,            \
                            ptrdiff_t sst, size_t nelems, int pe)               \
     {                                                                          \
-        dsm_rma_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems,        \
+        dsm_rma_iput(DSM_CTX_DEFAULT, dest, source, dst, sst, nelems,          \
                      sizeof(T), pe, "shmem_" #N "_iput");                      \
     }                                                                          \
     void pshmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source,      \
@@ -176,7 +181,7 @@ void dsm_rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
     void pshmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst,            \
                            ptrdiff_t sst, size_t nelems, int pe)               \
     {                                                                          \
-        dsm_rma_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems,        \
+        dsm_rma_iget(DSM_CTX_DEFAULT, dest, source, dst, sst, nelems,          \
                      sizeof(T), pe, "shmem_" #N "_iget");                      \
     }                                                                          \
     DSM_WEAK(ctx_##N##_put)                                                    \
@@ -203,50 +208,60 @@ SHMEM_TYPES_RMA(RMA_TYPED)
     void pshmem_ctx_put##BITS(shmem_ctx_t ctx, void *dest, const void *source, \
                               size_t nelems, int pe)                           \
     {                                                                          \
-        dsm_rma_put(ctx, dest, source, nelems * BYTES, pe,                     \
+        dsm_rma_put(ctx, dest, source,                                         \
+                    DSM_NBYTES(nelems, BYTES, "shmem_ctx_put" #BITS), pe,      \
                     "shmem_ctx_put" #BITS);                                    \
     }                                                                          \
     void pshmem_put##BITS(void *dest, const void *source, size_t nelems,       \
                           int pe)                                              \
     {                                                                          \
-        dsm_rma_put(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, pe,       \
+        dsm_rma_put(DSM_CTX_DEFAULT, dest, source,                             \
+                    DSM_NBYTES(nelems, BYTES, "shmem_put" #BITS), pe,          \
                     "shmem_put" #BITS);                                        \
     }                                                                          \
     void pshmem_ctx_get##BITS(shmem_ctx_t ctx, void *dest, const void *source, \
                               size_t nelems, int pe)                           \
     {                                                                          \
-        dsm_rma_get(ctx, dest, source, nelems * BYTES, pe,                     \
+        dsm_rma_get(ctx, dest, source,                                         \
+                    DSM_NBYTES(nelems, BYTES, "shmem_ctx_get" #BITS), pe,      \
                     "shmem_ctx_get" #BITS);                                    \
     }                                                                          \
     void pshmem_get##BITS(void *dest, const void *source, size_t nelems,       \
                           int pe)                                              \
     {                                                                          \
-        dsm_rma_get(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, pe,       \
+        dsm_rma_get(DSM_CTX_DEFAULT, dest, source,                             \
+                    DSM_NBYTES(nelems, BYTES, "shmem_get" #BITS), pe,          \
                     "shmem_get" #BITS);                                        \
     }                                                                          \
     void pshmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void *dest,               \
                                     const void *source, size_t nelems, int pe) \
     {                                                                          \
-        dsm_rma_put_nbi(ctx, dest, source, nelems * BYTES, pe,                 \
-                        "shmem_ctx_put" #BITS "_nbi");                         \
+        dsm_rma_put_nbi(                                                       \
+            ctx, dest, source,                                                 \
+            DSM_NBYTES(nelems, BYTES, "shmem_ctx_put" #BITS "_nbi"), pe,       \
+            "shmem_ctx_put" #BITS "_nbi");                                     \
     }                                                                          \
     void pshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, \
                                 int pe)                                        \
     {                                                                          \
-        dsm_rma_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, pe,   \
-                        "shmem_put" #BITS "_nbi");                             \
+        dsm_rma_put_nbi(DSM_CTX_DEFAULT, dest, source,                         \
+                        DSM_NBYTES(nelems, BYTES, "shmem_put" #BITS "_nbi"),   \
+                        pe, "shmem_put" #BITS "_nbi");                         \
     }                                                                          \
     void pshmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void *dest,               \
                                     const void *source, size_t nelems, int pe) \
     {                                                                          \
-        dsm_rma_get_nbi(ctx, dest, source, nelems * BYTES, pe,                 \
-                        "shmem_ctx_get" #BITS "_nbi");                         \
+        dsm_rma_get_nbi(                                                       \
+            ctx, dest, source,                                                 \
+            DSM_NBYTES(nelems, BYTES, "shmem_ctx_get" #BITS "_nbi"), pe,       \
+            "shmem_ctx_get" #BITS "_nbi");                                     \
     }                                                                          \
     void pshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, \
                                 int pe)                                        \
     {                                                                          \
-        dsm_rma_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, pe,   \
-                        "shmem_get" #BITS "_nbi");                             \
+        dsm_rma_get_nbi(DSM_CTX_DEFAULT, dest, source,                         \
+                        DSM_NBYTES(nelems, BYTES, "shmem_get" #BITS "_nbi"),   \
+                        pe, "shmem_get" #BITS "_nbi");                         \
     }                                                                          \
     void pshmem_ctx_iput##BITS(shmem_ctx_t ctx, void *dest,                    \
                                const void *source, ptrdiff_t dst,              \
@@ -258,7 +273,7 @@ SHMEM_TYPES_RMA(RMA_TYPED)
     void pshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst,      \
                            ptrdiff_t sst, size_t nelems, int pe)               \
     {                                                                          \
-        dsm_rma_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, BYTES, \
+        dsm_rma_iput(DSM_CTX_DEFAULT, dest, source, dst, sst, nelems, BYTES,   \
                      pe, "shmem_iput" #BITS);                                  \
     }                                                                          \
     void pshmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest,                    \
@@ -271,7 +286,7 @@ SHMEM_TYPES_RMA(RMA_TYPED)
     void pshmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst,      \
                            ptrdiff_t sst, size_t nelems, int pe)               \
     {                                                                          \
-        dsm_rma_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, BYTES, \
+        dsm_rma_iget(DSM_CTX_DEFAULT, dest, source, dst, sst, nelems, BYTES,   \
                      pe, "shmem_iget" #BITS);                                  \
     }                                                                          \
     DSM_WEAK(ctx_put##BITS)                                                    \
@@ -297,7 +312,7 @@ void pshmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source,
 }
 void pshmem_putmem(void *dest, const void *source, size_t nelems, int pe)
 {
-    dsm_rma_put(SHMEM_CTX_DEFAULT, dest, source, nelems, pe, "shmem_putmem");
+    dsm_rma_put(DSM_CTX_DEFAULT, dest, source, nelems, pe, "shmem_putmem");
 }
 void pshmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source,
                        size_t nelems, int pe)
@@ -306,7 +321,7 @@ void pshmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source,
 }
 void pshmem_getmem(void *dest, const void *source, size_t nelems, int pe)
 {
-    dsm_rma_get(SHMEM_CTX_DEFAULT, dest, source, nelems, pe, "shmem_getmem");
+    dsm_rma_get(DSM_CTX_DEFAULT, dest, source, nelems, pe, "shmem_getmem");
 }
 void pshmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source,
                            size_t nelems, int pe)
@@ -315,7 +330,7 @@ void pshmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source,
 }
 void pshmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-    dsm_rma_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, pe,
+    dsm_rma_put_nbi(DSM_CTX_DEFAULT, dest, source, nelems, pe,
                     "shmem_putmem_nbi");
 }
 void pshmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source,
@@ -325,7 +340,7 @@ void pshmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source,
 }
 void pshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-    dsm_rma_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, pe,
+    dsm_rma_get_nbi(DSM_CTX_DEFAULT, dest, source, nelems, pe,
                     "shmem_getmem_nbi");
 }
 DSM_WEAK(ctx_putmem)
@@ -352,7 +367,7 @@ void pshmem_ctx_quiet(shmem_ctx_t ctx)
     DSM_CHECK_INIT("shmem_ctx_quiet");
     if (ctx == SHMEM_CTX_INVALID)
         return;
-    dsm_rt_quiet((dsm_ctx_t *)ctx);
+    dsm_rt_quiet(dsm_ctx_check(ctx, "shmem_ctx_quiet"));
 }
 void pshmem_quiet(void)
 {
@@ -374,7 +389,7 @@ void pshmem_ctx_fence(shmem_ctx_t ctx)
     DSM_CHECK_INIT("shmem_ctx_fence");
     if (ctx == SHMEM_CTX_INVALID)
         return;
-    fence((dsm_ctx_t *)ctx);
+    fence(dsm_ctx_check(ctx, "shmem_ctx_fence"));
 }
 void pshmem_fence(void)
 {

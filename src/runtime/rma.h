@@ -13,58 +13,36 @@
 
 #include "path.h"
 
-void dsm_rt_bad_ctx(const char *routine) DSM_NORETURN;
-
 static inline dsm_ctx_t *dsm_rma_ctx(shmem_ctx_t ctx, const char *routine)
 {
-    if (DSM_UNLIKELY(ctx == SHMEM_CTX_INVALID))
-        dsm_rt_bad_ctx(routine);
-    return (dsm_ctx_t *)ctx;
+    return dsm_ctx_check(ctx, routine);
 }
+
 
 /* The entry points: check, then the target's path (path.h; the shm path
- * inline). */
-static inline void dsm_rma_put(shmem_ctx_t ctx, void *dest, const void *src,
-                               size_t len, int pe, const char *routine)
-{
-    dsm_ctx_t *c = dsm_rma_ctx(ctx, routine);
-    DSM_CHECK_PE(routine, pe);
-    if (DSM_UNLIKELY(!len))
-        return;
-    dsm_path_put(c, dest, src, len, pe, 0, routine);
-}
-
-static inline void dsm_rma_get(shmem_ctx_t ctx, void *dest, const void *src,
-                               size_t len, int pe, const char *routine)
-{
-    dsm_ctx_t *c = dsm_rma_ctx(ctx, routine);
-    DSM_CHECK_PE(routine, pe);
-    if (DSM_UNLIKELY(!len))
-        return;
-    dsm_path_get(c, dest, src, len, pe, 0, routine);
-}
-
-static inline void dsm_rma_put_nbi(shmem_ctx_t ctx, void *dest,
-                                   const void *src, size_t len, int pe,
-                                   const char *routine)
-{
-    dsm_ctx_t *c = dsm_rma_ctx(ctx, routine);
-    DSM_CHECK_PE(routine, pe);
-    if (DSM_UNLIKELY(!len))
-        return;
-    dsm_path_put(c, dest, src, len, pe, 1, routine);
-}
-
-static inline void dsm_rma_get_nbi(shmem_ctx_t ctx, void *dest,
-                                   const void *src, size_t len, int pe,
-                                   const char *routine)
-{
-    dsm_ctx_t *c = dsm_rma_ctx(ctx, routine);
-    DSM_CHECK_PE(routine, pe);
-    if (DSM_UNLIKELY(!len))
-        return;
-    dsm_path_get(c, dest, src, len, pe, 1, routine);
-}
+ * inline). The context check is always inlined into the routine (it folds
+ * away for the routines without a context, which pass DSM_CTX_DEFAULT);
+ * the rest is one body per operation. */
+#define DSM_RMA_ENTRY(NAME, BODY, DIR, NBI)                                    \
+    static inline void BODY(dsm_ctx_t *c, void *dest, const void *src,        \
+                            size_t len, int pe, const char *routine)          \
+    {                                                                          \
+        DSM_CHECK_PE(routine, pe);                                             \
+        if (DSM_UNLIKELY(!len))                                                \
+            return;                                                            \
+        dsm_path_##DIR(c, dest, src, len, pe, NBI, routine);                   \
+    }                                                                          \
+    static inline __attribute__((always_inline)) void NAME(                    \
+        shmem_ctx_t ctx, void *dest, const void *src, size_t len, int pe,      \
+        const char *routine)                                                   \
+    {                                                                          \
+        BODY(dsm_rma_ctx(ctx, routine), dest, src, len, pe, routine);          \
+    }
+DSM_RMA_ENTRY(dsm_rma_put, dsm_rma_put_c, put, 0)
+DSM_RMA_ENTRY(dsm_rma_get, dsm_rma_get_c, get, 0)
+DSM_RMA_ENTRY(dsm_rma_put_nbi, dsm_rma_put_nbi_c, put, 1)
+DSM_RMA_ENTRY(dsm_rma_get_nbi, dsm_rma_get_nbi_c, get, 1)
+#undef DSM_RMA_ENTRY
 
 /* Strided: nelems elements of size bytes, strides in elements. */
 void dsm_rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,

@@ -97,36 +97,40 @@ static inline void put_signal_nbi(shmem_ctx_t ctx, void *dest,
 
 /* ---- typed ---- */
 #define SIGNAL_TYPED(T, N)                                                     \
-    void pshmem_ctx_##N##_put_signal(shmem_ctx_t ctx, T *dest,                 \
-                                     const T *source, size_t nelems,           \
-                                     uint64_t *sig_addr, uint64_t signal,      \
-                                     int sig_op, int pe)                       \
+    void pshmem_ctx_##N##_put_signal(                                          \
+        shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,              \
+        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)               \
     {                                                                          \
-        put_signal(ctx, dest, source, nelems * sizeof(T), sig_addr, signal,    \
-                   sig_op, pe, "shmem_ctx_" #N "_put_signal");                 \
+        put_signal(                                                            \
+            ctx, dest, source,                                                 \
+            DSM_NBYTES(nelems, sizeof(T), "shmem_ctx_" #N "_put_signal"),      \
+            sig_addr, signal, sig_op, pe, "shmem_ctx_" #N "_put_signal");      \
     }                                                                          \
     void pshmem_##N##_put_signal(T *dest, const T *source, size_t nelems,      \
                                  uint64_t *sig_addr, uint64_t signal,          \
                                  int sig_op, int pe)                           \
     {                                                                          \
-        put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T),        \
+        put_signal(DSM_CTX_DEFAULT, dest, source,                              \
+                   DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_put_signal"),   \
                    sig_addr, signal, sig_op, pe, "shmem_" #N "_put_signal");   \
     }                                                                          \
-    void pshmem_ctx_##N##_put_signal_nbi(shmem_ctx_t ctx, T *dest,             \
-                                         const T *source, size_t nelems,       \
-                                         uint64_t *sig_addr, uint64_t signal,  \
-                                         int sig_op, int pe)                   \
+    void pshmem_ctx_##N##_put_signal_nbi(                                      \
+        shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,              \
+        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)               \
     {                                                                          \
-        put_signal_nbi(ctx, dest, source, nelems * sizeof(T), sig_addr,        \
-                       signal, sig_op, pe, "shmem_ctx_" #N "_put_signal_nbi"); \
+        put_signal_nbi(                                                        \
+            ctx, dest, source,                                                 \
+            DSM_NBYTES(nelems, sizeof(T), "shmem_ctx_" #N "_put_signal_nbi"),  \
+            sig_addr, signal, sig_op, pe, "shmem_ctx_" #N "_put_signal_nbi");  \
     }                                                                          \
     void pshmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems,  \
                                      uint64_t *sig_addr, uint64_t signal,      \
                                      int sig_op, int pe)                       \
     {                                                                          \
-        put_signal_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(T),    \
-                       sig_addr, signal, sig_op, pe,                           \
-                       "shmem_" #N "_put_signal_nbi");                         \
+        put_signal_nbi(                                                        \
+            DSM_CTX_DEFAULT, dest, source,                                     \
+            DSM_NBYTES(nelems, sizeof(T), "shmem_" #N "_put_signal_nbi"),      \
+            sig_addr, signal, sig_op, pe, "shmem_" #N "_put_signal_nbi");      \
     }                                                                          \
     DSM_WEAK(ctx_##N##_put_signal)                                             \
     DSM_WEAK(N##_put_signal)                                                   \
@@ -136,35 +140,41 @@ SHMEM_TYPES_RMA(SIGNAL_TYPED)
 
 /* ---- sized ---- */
 #define SIGNAL_SIZED(BITS, BYTES, T)                                           \
-    void pshmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void *dest,            \
-                                       const void *source, size_t nelems,      \
-                                       uint64_t *sig_addr, uint64_t signal,    \
-                                       int sig_op, int pe)                     \
+    void pshmem_ctx_put##BITS##_signal(                                        \
+        shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,        \
+        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)               \
     {                                                                          \
-        put_signal(ctx, dest, source, nelems * BYTES, sig_addr, signal,        \
-                   sig_op, pe, "shmem_ctx_put" #BITS "_signal");               \
+        put_signal(ctx, dest, source,                                          \
+                   DSM_NBYTES(nelems, BYTES, "shmem_ctx_put" #BITS "_signal"), \
+                   sig_addr, signal, sig_op, pe,                               \
+                   "shmem_ctx_put" #BITS "_signal");                           \
     }                                                                          \
     void pshmem_put##BITS##_signal(void *dest, const void *source,             \
                                    size_t nelems, uint64_t *sig_addr,          \
                                    uint64_t signal, int sig_op, int pe)        \
     {                                                                          \
-        put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES, sig_addr,  \
-                   signal, sig_op, pe, "shmem_put" #BITS "_signal");           \
+        put_signal(DSM_CTX_DEFAULT, dest, source,                              \
+                   DSM_NBYTES(nelems, BYTES, "shmem_put" #BITS "_signal"),     \
+                   sig_addr, signal, sig_op, pe, "shmem_put" #BITS "_signal"); \
     }                                                                          \
     void pshmem_ctx_put##BITS##_signal_nbi(                                    \
         shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,        \
         uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)               \
     {                                                                          \
-        put_signal_nbi(ctx, dest, source, nelems * BYTES, sig_addr, signal,    \
-                       sig_op, pe, "shmem_ctx_put" #BITS "_signal_nbi");       \
+        put_signal_nbi(                                                        \
+            ctx, dest, source,                                                 \
+            DSM_NBYTES(nelems, BYTES, "shmem_ctx_put" #BITS "_signal_nbi"),    \
+            sig_addr, signal, sig_op, pe,                                      \
+            "shmem_ctx_put" #BITS "_signal_nbi");                              \
     }                                                                          \
     void pshmem_put##BITS##_signal_nbi(void *dest, const void *source,         \
                                        size_t nelems, uint64_t *sig_addr,      \
                                        uint64_t signal, int sig_op, int pe)    \
     {                                                                          \
-        put_signal_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * BYTES,        \
-                       sig_addr, signal, sig_op, pe,                           \
-                       "shmem_put" #BITS "_signal_nbi");                       \
+        put_signal_nbi(                                                        \
+            DSM_CTX_DEFAULT, dest, source,                                     \
+            DSM_NBYTES(nelems, BYTES, "shmem_put" #BITS "_signal_nbi"),        \
+            sig_addr, signal, sig_op, pe, "shmem_put" #BITS "_signal_nbi");    \
     }                                                                          \
     DSM_WEAK(ctx_put##BITS##_signal)                                           \
     DSM_WEAK(put##BITS##_signal)                                               \
@@ -184,8 +194,8 @@ void pshmem_putmem_signal(void *dest, const void *source, size_t nelems,
                           uint64_t *sig_addr, uint64_t signal, int sig_op,
                           int pe)
 {
-    put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sig_addr, signal,
-               sig_op, pe, "shmem_putmem_signal");
+    put_signal(DSM_CTX_DEFAULT, dest, source, nelems, sig_addr, signal, sig_op,
+               pe, "shmem_putmem_signal");
 }
 void pshmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest,
                                   const void *source, size_t nelems,
@@ -199,7 +209,7 @@ void pshmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems,
                               uint64_t *sig_addr, uint64_t signal, int sig_op,
                               int pe)
 {
-    put_signal_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sig_addr, signal,
+    put_signal_nbi(DSM_CTX_DEFAULT, dest, source, nelems, sig_addr, signal,
                    sig_op, pe, "shmem_putmem_signal_nbi");
 }
 DSM_WEAK(ctx_putmem_signal)
@@ -239,7 +249,8 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp,
     DSM_CHECK_INIT("shmem_signal_wait_until");
     if (DSM_UNLIKELY(!DSM_CMP_OK(cmp)))
         dsm_rt_bad_cmp("shmem_signal_wait_until", cmp);
-    dsm_check_host_word("shmem_signal_wait_until", sig_addr, dsm_rt.me);
+    dsm_check_wait_words("shmem_signal_wait_until", sig_addr, 1,
+                         sizeof(*sig_addr));
     struct sig_wait s = {sig_addr, cmp, cmp_value, 0};
     if (!sig_reached(&s))
         dsm_rt_wait(sig_reached, &s);
@@ -264,7 +275,7 @@ void pshmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr,
 }
 void pshmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
 {
-    signal_op(SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_ADD, pe,
+    signal_op(DSM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_ADD, pe,
               "shmem_signal_add");
 }
 void pshmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr,
@@ -275,7 +286,7 @@ void pshmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr,
 }
 void pshmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
 {
-    signal_op(SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_SET, pe,
+    signal_op(DSM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_SET, pe,
               "shmem_signal_set");
 }
 DSM_WEAK(ctx_signal_add)

@@ -5,8 +5,8 @@
  * raises the round-k flag of PE i+2^k to this barrier's epoch and waits for
  * its own; ceil(log2 N) rounds, each one store to a peer and one wait.
  */
-#include "wait.h"
 #include "path.h"
+#include "wait.h"
 
 void dsm_rt_sync_all(void)
 {
@@ -36,6 +36,19 @@ void dsm_rt_sync_all(void)
         dsm_wake_notify(&pc->wake_app);
         dsm_rt_wait_ge(&dsm_rt.ctrl->barrier[k], epoch);
     }
+}
+
+void dsm_rt_sync_call(const dsm_call_t *c)
+{
+    /* Once the teams exist, on SHMEM_TEAM_WORLD: the same signals as
+     * shmem_barrier_all, so that an allocation on one PE against a barrier
+     * on another is found too (coll/agree.c). */
+    void (*world)(const dsm_call_t *) =
+        __atomic_load_n(&dsm_rt.world_sync, __ATOMIC_ACQUIRE);
+    if (world)
+        world(c);
+    else
+        dsm_rt_sync_all();
 }
 
 /* Here because it needs nothing but the clock. */

@@ -10,7 +10,7 @@
  *       early_exit   PE 1 calls _exit(0) (no finalize, not even the
  *                    implicit one at exit), the others wait in a barrier
  *       no_finalize  every PE returns from main without shmem_finalize
- *                    (the implicit finalize at exit does it)
+ *                    (an error since 1.4: the job fails)
  *       ok           init, barrier, finalize
  * The marker argument is ignored: it only makes the processes findable.
  */

@@ -8,6 +8,9 @@
  * each allocation routine; then a block allocated on every PE must have
  * the same offset from an anchor block everywhere, and a realloc that fails
  * on one PE must leave the old block in place on all of them.
+ * Different sizes on different PEs are an error the checks find (issue
+ * #27: misuse.sh malloc_diff), so this runs with SHMEM_CHECK=0, where a
+ * failure on one PE (its metadata could not grow) is what remains.
  */
 #include "mp.h"
 
@@ -15,6 +18,7 @@ int main(void)
 {
     setenv("SHMEM_SYMMETRIC_SIZE", "1M", 0);
     setenv("SHMEM_MALLOC_WARN", "0", 0);
+    setenv("SHMEM_CHECK", "0", 1);
     mp_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
     int last = me == npes - 1, right = (me + 1) % npes;

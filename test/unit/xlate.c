@@ -141,6 +141,13 @@ static void unreachable(void)
     dsm_rt_xlate("shmem_getmem", mine0 + 8, 8, 2);
 }
 
+/* PE 2 has no mapping (as a network PE): a range past the heap's end
+ * says so (issue #27: it said "not reachable"), naming the range. */
+static void past_end_unmapped(void)
+{
+    dsm_rt_bad_addr("shmem_putmem", mine0 + SEG0 - 4, 64, 2);
+}
+
 static int count_lines(const char *s)
 {
     int n = 0;
@@ -175,6 +182,13 @@ START_TEST(test_messages)
     ck_assert_msg(strstr(msg, "dmashmem: PE 0: shmem_putmem: ") == msg,
                   "message: %s", msg);
     ck_assert_msg(strstr(msg, "invalid PE 7"), "message: %s", msg);
+
+    run_captured(past_end_unmapped, &st, msg, sizeof(msg));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %x", st);
+    ck_assert_msg(strstr(msg, "shmem_putmem: ") &&
+                      strstr(msg, "+ 64 bytes (target PE 2) runs past the end") &&
+                      !strstr(msg, "reachable"),
+                  "message: %s", msg);
 
     run_captured(unreachable, &st, msg, sizeof(msg));
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %x", st);
