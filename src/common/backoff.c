@@ -18,6 +18,7 @@
 int dsm_backoff_may_sleep = 1;
 
 void (*dsm_backoff_progress)(void);
+int (*dsm_backoff_block)(uint64_t ns);
 
 void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
                  void *arg)
@@ -36,6 +37,8 @@ void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
         b->sleep_us = b->sleep_us ? DSM_MIN(b->sleep_us * 2,
                                             BACKOFF_SLEEP_MAX_US)
                                   : BACKOFF_SLEEP_MIN_US;
-        dsm_wake_sleep(wake, cond, arg, (uint64_t)b->sleep_us * 1000ull);
+        int (*block)(uint64_t) = dsm_backoff_block;
+        if (!block || !block((uint64_t)b->sleep_us * 1000ull))
+            dsm_wake_sleep(wake, cond, arg, (uint64_t)b->sleep_us * 1000ull);
     }
 }

@@ -26,5 +26,9 @@ void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
  * (src/net), so that every wait of the library, whatever it waits for,
  * also answers remote operations on this PE's memory. */
 extern void (*dsm_backoff_progress)(void);
+/* When set, a waiter's sleep step calls it instead of sleeping on its wake
+ * word: the network path on a PE whose every peer is remote (src/net),
+ * which blocks until network activity arrives or ns nanoseconds pass. */
+extern int (*dsm_backoff_block)(uint64_t ns);
 
 #endif /* DSM_BACKOFF_H */
