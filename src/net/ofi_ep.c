@@ -157,7 +157,9 @@ void dsm_ofi_block(uint64_t ns)
  * fd, so it sleeps there and wakes when it does. */
 static int block_hook(uint64_t ns)
 {
+    __atomic_fetch_add(&dsm_ofi.app_blocked, 1, __ATOMIC_RELAXED);
     dsm_ofi_block(ns);
+    __atomic_fetch_sub(&dsm_ofi.app_blocked, 1, __ATOMIC_RELAXED);
     return 1;
 }
 
@@ -171,9 +173,11 @@ void dsm_ofi_block_hook_set(int on)
  * the provider's lock and the cores (measured on 2 cores: it made fcollect
  * 1 MiB over sockets 1.2 ms instead of 0.65), and while they post (their
  * next quiet or wait reads the completions), sleeping prog_us at a time.
- * Once they do neither (the application computes, or its waiter sleeps)
- * it blocks on the CQ's wait fd, so that a peer's get or atomic on this
- * PE's memory is answered when it arrives, not at the next interval. */
+ * Once they do neither (the application computes) it blocks on the CQ's
+ * wait fd, so that a peer's get or atomic on this PE's memory is answered
+ * when it arrives, not at the next interval. While an application thread
+ * blocks there itself (a sleeping waiter), that one answers: two threads
+ * woken by each arrival cost an oversubscribed node a context switch. */
 void *dsm_ofi_prog_main(void *arg)
 {
     struct timespec ts = {dsm_ofi.prog_us / 1000000L,
@@ -182,7 +186,8 @@ void *dsm_ofi_prog_main(void *arg)
     (void)arg;
     while (!__atomic_load_n(&dsm_ofi.prog_stop, __ATOMIC_ACQUIRE)) {
         uint64_t polls = __atomic_load_n(&dsm_ofi.app_polls, __ATOMIC_RELAXED);
-        if (polls != seen)
+        if (polls != seen ||
+            __atomic_load_n(&dsm_ofi.app_blocked, __ATOMIC_RELAXED))
             nanosleep(&ts, NULL);
         else if (!dsm_ofi_cq_poll())
             dsm_ofi_block((uint64_t)dsm_ofi.prog_us * 1000ull);

@@ -159,6 +159,7 @@ struct dsm_ofi {
     int wait_fd;        /* the CQ's wait fd (wait_on): readable when a
                          * peer's operation or a completion arrives */
     int wait_on;
+    int app_blocked;    /* application threads blocked on wait_fd */
     long prog_us;       /* progress thread interval, 0 = none */
     pthread_mutex_t cq_lock;
     pthread_t prog;
