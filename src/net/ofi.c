@@ -605,8 +605,9 @@ static dsm_status_t open_endpoint(void)
      * operation arrives, instead of after a fixed interval (ofi_ep.c,
      * dsm_ofi_block; measured: barrier_all over tcp;ofi_rxm, 4 PEs on 2
      * cores, 6.3 -> 2.2 ms). Not elsewhere: the wait object costs every
-     * operation a signal of the fd (measured: fetching atomics 2 PEs
-     * 18.7 -> 22.7 us), and waiters that never sleep never need it. */
+     * operation a signal of the fd (measured, 2 PEs, the same build with
+     * and without it: fetching atomics 19.2 -> 21.0 us, 8 B put message
+     * rate 0.137 -> 0.126 M/s), and waiters that never sleep need none. */
     cqa.wait_obj = dsm_backoff_may_sleep ? FI_WAIT_FD : FI_WAIT_NONE;
     if (cqa.wait_obj == FI_WAIT_FD &&
         fi_cq_open(dsm_ofi.domain, &cqa, &dsm_ofi.cq, NULL) == 0 &&
