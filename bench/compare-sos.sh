@@ -127,15 +127,24 @@ fi
 base=${CMP_BASE_BUILD:-}
 [ -n "$base" ] && base=$(cd "$base" && pwd)
 
-# cc_env PEER: the environment its compiler runs in. A build tree's oshcc
-# takes its headers and library from that tree (OSHCC_INCLUDEDIR and
-# OSHCC_LIBDIR, as `make check` does), never from the other build's.
-cc_env() {
-    case $1 in
-    dsm) [ -z "${DSM_PREFIX:-}" ] &&
-        echo "OSHCC_INCLUDEDIR=$top_srcdir/include OSHCC_LIBDIR=$top_builddir/src/.libs" ;;
-    base) echo "OSHCC_INCLUDEDIR=$(sed -n 's/^abs_top_srcdir = //p' "$base/Makefile")/include OSHCC_LIBDIR=$base/src/.libs" ;;
+# pcc PEER ARGS...: PEER's oshcc with ARGS. A build tree's oshcc takes its
+# headers and library from that tree (OSHCC_INCLUDEDIR and OSHCC_LIBDIR,
+# as `make check` does), never from the other build's.
+pcc() {
+    local peer=$1 inc='' lib=''
+    shift
+    case $peer in
+    dsm) if [ -z "${DSM_PREFIX:-}" ]; then
+        inc=$top_srcdir/include lib=$top_builddir/src/.libs
+    fi ;;
+    base) inc=$(sed -n 's/^abs_top_srcdir = //p' "$base/Makefile")/include
+        lib=$base/src/.libs ;;
     esac
+    if [ -n "$inc" ]; then
+        OSHCC_INCLUDEDIR=$inc OSHCC_LIBDIR=$lib "$(peer_cc "$peer")" "$@"
+    else
+        "$(peer_cc "$peer")" "$@"
+    fi
 }
 sos_prefix=$cache/sos-install
 
@@ -191,7 +200,7 @@ build_osu() {
     fi
     local p ok=0
     for p in put get put_mr atomics; do
-        env $(cc_env "$peer") "$cc" -O2 -w -include stdint.h -I"$src" -o "$d/osu_oshm_$p" \
+        pcc "$peer" -O2 -w -include stdint.h -I"$src" -o "$d/osu_oshm_$p" \
             "$src/osu_oshm_$p.c" "${extra[@]}" >> "$d/build.log" 2>&1 ||
             { note "osu: osu_oshm_$p did not build with $peer (see $d/build.log)"; ok=1; }
     done
@@ -217,7 +226,7 @@ build_bale() {
         [ -f "$f" ] || continue
         case $f in *conveyor*) continue ;; esac
         o=$d/obj/lib-$(basename "${f%.*}").o
-        env $(cc_env "$peer") "$cc" "${fl[@]}" -x c -c "$f" -o "$o" >> "$d/build.log" 2>&1 ||
+        pcc "$peer" "${fl[@]}" -x c -c "$f" -o "$o" >> "$d/build.log" 2>&1 ||
             { note "bale: $(basename "$f") did not build with $peer"; return 1; }
         libobjs+=("$o")
     done
@@ -237,20 +246,20 @@ build_bale() {
         for f in "$b/apps/$dir"/*.upc; do
             case $f in *conveyor*) continue ;; esac
             o=$d/obj/$app-$(basename "${f%.*}").o
-            env $(cc_env "$peer") "$cc" "${fl[@]}" -I"$b/apps/$dir" -x c -c "$f" -o "$o" >> "$d/build.log" 2>&1 ||
+            pcc "$peer" "${fl[@]}" -I"$b/apps/$dir" -x c -c "$f" -o "$o" >> "$d/build.log" 2>&1 ||
                 { note "bale: $app/$(basename "$f") did not build with $peer"; continue 2; }
             objs+=("$o")
         done
         # Stand-ins for what the missing sources (convey, spmat_io, the
         # alternates) would define: the linker names them.
         : > "$d/obj/$app-stubs.c"
-        for sym in $(env $(cc_env "$peer") "$cc" -o "$d/$app" "${objs[@]}" "${libobjs[@]}" -lm 2>&1 |
+        for sym in $(pcc "$peer" -o "$d/$app" "${objs[@]}" "${libobjs[@]}" -lm 2>&1 |
             sed -n "s/.*undefined reference to \`\\([A-Za-z_0-9]*\\)'.*/\\1/p" | sort -u); do
             printf '#include <stdio.h>\n#include <stdlib.h>\nvoid %s(void) { fprintf(stderr, "bale: %s is not built here (its source is missing)\\n"); abort(); }\n' \
                 "$sym" "$sym" >> "$d/obj/$app-stubs.c"
         done
-        env $(cc_env "$peer") "$cc" -O2 -w -c "$d/obj/$app-stubs.c" -o "$d/obj/$app-stubs.o" &&
-            env $(cc_env "$peer") "$cc" -o "$d/$app" "${objs[@]}" "$d/obj/$app-stubs.o" "${libobjs[@]}" -lm \
+        pcc "$peer" -O2 -w -c "$d/obj/$app-stubs.c" -o "$d/obj/$app-stubs.o" &&
+            pcc "$peer" -o "$d/$app" "${objs[@]}" "$d/obj/$app-stubs.o" "${libobjs[@]}" -lm \
                 >> "$d/build.log" 2>&1 ||
             note "bale: $app did not link with $peer (see $d/build.log)"
     done
