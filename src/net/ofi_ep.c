@@ -141,10 +141,21 @@ void dsm_ofi_block(uint64_t ns)
     struct timespec ts = {(time_t)(ns / 1000000000ull),
                           (long)(ns % 1000000000ull)};
     if (dsm_ofi.wait_on) {
+        /* fi_trywait under the CQ's reader lock, as every CQ read: a lane
+         * opened while another thread works the CQ crashed tcp;ofi_rxm
+         * (lane_open_locked). The lock taken: some thread is reading the
+         * CQ right now, which is the progress we would block for. */
         struct fid *f = &dsm_ofi.cq->fid;
-        if (fi_trywait(dsm_ofi.fabric, &f, 1) == FI_SUCCESS) {
+        int rc = -FI_EAGAIN;
+        if (pthread_mutex_trylock(&dsm_ofi.cq_lock) == 0) {
+            rc = fi_trywait(dsm_ofi.fabric, &f, 1);
+            pthread_mutex_unlock(&dsm_ofi.cq_lock);
+        }
+        if (rc == FI_SUCCESS) {
             struct pollfd pfd = {.fd = dsm_ofi.wait_fd, .events = POLLIN};
             ppoll(&pfd, 1, &ts, NULL);
+        } else {
+            sched_yield();
         }
     } else {
         nanosleep(&ts, NULL);
