@@ -11,9 +11,10 @@
 
 /* Waiting policy shared by every waiter in the library: spin, then yield,
  * then sleep on a wake word. Call dsm_backoff() once per failed check. */
-/* 1: waiters may sleep after spinning and yielding (set at init from
- * SHMEM_WAIT_MODE); 0: they yield forever, so a flag written by a plain put
- * is seen within a yield, never after a bounded sleep. */
+/* Set at init from SHMEM_WAIT_MODE. 0: waiters spin, then yield forever,
+ * so a flag written by a plain put is seen within a yield, never after a
+ * bounded sleep; 1: they spin and yield briefly, then sleep (PEs outnumber
+ * cores); 2: they never spin: they sleep at the first failed check. */
 extern int dsm_backoff_may_sleep;
 
 typedef struct dsm_backoff {
@@ -26,5 +27,9 @@ void dsm_backoff(dsm_backoff_t *b, dsm_wake_t *wake, int (*cond)(void *),
  * (src/net), so that every wait of the library, whatever it waits for,
  * also answers remote operations on this PE's memory. */
 extern void (*dsm_backoff_progress)(void);
+/* When set, a waiter's sleep step calls it instead of sleeping on its wake
+ * word: the network path on a PE whose every peer is remote (src/net),
+ * which blocks until network activity arrives or ns nanoseconds pass. */
+extern int (*dsm_backoff_block)(uint64_t ns);
 
 #endif /* DSM_BACKOFF_H */

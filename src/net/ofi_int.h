@@ -156,7 +156,13 @@ struct dsm_ofi {
     int fence;       /* NET_FENCE_* */
     uint64_t wflags;
     size_t inject, max_msg;
-    uint64_t app_polls; /* progress calls by the application's threads */
+    uint64_t app_polls; /* progress calls and posts by the application's
+                         * threads (the progress thread stands aside while
+                         * it grows) */
+    int wait_fd;        /* the CQ's wait fd (wait_on): readable when a
+                         * peer's operation or a completion arrives */
+    int wait_on;
+    int app_blocked;    /* application threads blocked on wait_fd */
     long prog_us;       /* progress thread interval, 0 = none */
     pthread_mutex_t cq_lock;
     pthread_t prog;
@@ -232,6 +238,10 @@ typedef struct net_stall {
 void dsm_ofi_stall_check(net_stall_t *s, uint64_t done, const net_pe_t *ps,
                          const struct dsm_net_ctx *nc);
 int dsm_ofi_cq_poll(void);
+/* Block until network activity or ns nanoseconds, then read the CQ. */
+void dsm_ofi_block(uint64_t ns);
+/* on: waiters' sleeps (common/backoff.h) block on the network. */
+void dsm_ofi_block_hook_set(int on);
 void *dsm_ofi_prog_main(void *arg);
 void dsm_ofi_op_wait(net_op_t *op);
 /* An endpoint bound to the shared CQ and AV, enabled; who names the
@@ -278,6 +288,7 @@ static inline void dsm_ofi_wrote(dsm_net_ctx_t *nc, int pe)
         if (rc_)                                                               \
             dsm_ofi_fail(routine, what, pe, rc_);                              \
         __atomic_fetch_add(&(nc)->posted, 1, __ATOMIC_ACQ_REL);                \
+        __atomic_fetch_add(&dsm_ofi.app_polls, 1, __ATOMIC_RELAXED);           \
         __atomic_fetch_add(&(nc)->pe[pe].posted, 1, __ATOMIC_ACQ_REL);         \
     } while (0)
 

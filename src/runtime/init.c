@@ -82,7 +82,7 @@ static int set_wait_mode(void)
     if (!strcmp(m, "spin")) {
         dsm_backoff_may_sleep = 0;
     } else if (!strcmp(m, "sleep")) {
-        dsm_backoff_may_sleep = 1;
+        dsm_backoff_may_sleep = 2;
     } else if (!strcmp(m, "auto")) {
         long cores = dsm_ncores();
         dsm_backoff_may_sleep = dsm_rt.boot.node_size > cores;

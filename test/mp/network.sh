@@ -13,7 +13,11 @@
 #  5. every fence method (SHMEM_OFI_FENCE: target, quiet) keeps data
 #     before flags (fence_net), with delivery-complete writes and with
 #     flush reads; SHMEM_INFO names the method; another value is refused
-#     with one line.
+#     with one line;
+#  6. waiters that sleep (SHMEM_WAIT_MODE=sleep; auto where PEs outnumber
+#     cores) block on the completion queue's wait fd and wake when a peer's
+#     operation arrives: the waiting programs pass on 2 and 4 PEs, and
+#     SHMEM_INFO names where waiters sleep.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
 if ! ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 '; then
@@ -110,4 +114,19 @@ expect_fail "SHMEM_OFI_FENCE=flag"
 expect_err "SHMEM_OFI_FENCE" "SHMEM_OFI_FENCE=flag"
 expect_faster 20000 "SHMEM_OFI_FENCE=flag"
 expect_clean "SHMEM_OFI_FENCE=flag"
+# --- 6: sleeping waiters block on the network
+for n in 2 4; do
+    for prog in signal_ops coll_fcollect lock_counter fence_net; do
+        run env "SHMEM_OFI_PROVIDER=tcp;ofi_rxm" SHMEM_WAIT_MODE=sleep \
+            "$LAUNCHER" -n "$n" --timeout 90 "$B/$prog" "$MARK"
+        expect_rc 0 "$prog on $n PEs over tcp;ofi_rxm, SHMEM_WAIT_MODE=sleep"
+    done
+done
+for wm in sleep:"on the completion queue's fd" spin:never; do
+    run env "SHMEM_OFI_PROVIDER=tcp;ofi_rxm" SHMEM_WAIT_MODE=${wm%%:*} \
+        SHMEM_INFO=1 "$LAUNCHER" -n 2 --timeout 60 "$B/rma_types" "$MARK"
+    expect_rc 0 "SHMEM_INFO, SHMEM_WAIT_MODE=${wm%%:*}"
+    printf '%s\n' "$OUT" | grep -q "^network: .*waiters sleep: ${wm#*:}" ||
+        fail "SHMEM_INFO does not say 'waiters sleep: ${wm#*:}' (SHMEM_WAIT_MODE=${wm%%:*})"
+done
 echo "PASS: network"
