@@ -97,7 +97,12 @@ static void *producer(void *arg)
         off += (n + 7) & ~(size_t)7;
     }
     /* The data, then one more block and the signal in the same
-     * reservation (engine) or after a fence (stores). */
+     * reservation (engine) or after a fence (stores). put_signal orders
+     * the signal after its own block only: without the fence a store-path
+     * signal (64 B) may overtake the engine puts still in flight (CI saw
+     * the last 4 MiB put's first byte unwritten on 4 PEs under load). */
+    if (t % 2)
+        shmemx_dev_fence(d);
     shmemx_dev_putmem_signal_nbi(d, dst + off, src, t % 2 ? 64 : 65536,
                                  &arrive[me], 1, SHMEM_SIGNAL_ADD, to);
     shmemx_dev_quiet(d);
