@@ -4,8 +4,9 @@
  * SHMEM_PRELAUNCH_DEPTH instances posted ahead as chains that start with
  * WAIT(trigger >= k), so shmemx_req_start is one store to the trigger and
  * shmemx_req_wait waits for the instance, then posts the next one. Kernel
- * handles (shmemx_req_device) are in persist_kernel.c; the request itself
- * is in persistent_int.h.
+ * handles (shmemx_req_device) are the device API's (src/devapi/kreq.c),
+ * reached through the operations it registers; the request itself is in
+ * persistent_int.h.
  *
  * Each request owns:
  *  - a private copy of the team (a split with the same members), so its
@@ -61,6 +62,50 @@
 #define DSM_COLL_PULL_MIN_DEFAULT 0
 #endif
 
+
+/* ------------------------------------------------------------ kernels */
+
+/* Until the device API registers its part (at load): no kernel handles. */
+static void kernel_none_fatal(struct dsm_coll_req *r)
+{
+    dsm_rt_fatal(r->routine, "request %p has a kernel handle, but this "
+                 "library has no device API", (void *)r);
+}
+static int kernel_none_alloc(struct dsm_coll_req *r)
+{
+    (void)r;
+    return -1;
+}
+static void kernel_none_free(struct dsm_coll_req *r)
+{
+    (void)r; /* nothing was made */
+}
+static void kernel_none_trigger(struct dsm_coll_req *r, uint64_t k)
+{
+    (void)k;
+    kernel_none_fatal(r);
+}
+static int kernel_none_start(struct dsm_coll_req *r)
+{
+    kernel_none_fatal(r);
+    return -1;
+}
+static const dsm_coll_kernel_ops_t kernel_none = {
+    .size = sizeof(dsm_coll_kernel_ops_t),
+    .kh_alloc = kernel_none_alloc,
+    .kh_free = kernel_none_free,
+    .kd_trigger = kernel_none_trigger,
+    .kstart = kernel_none_start,
+    .kwait = kernel_none_fatal,
+    .kmode_end = kernel_none_fatal,
+};
+static const dsm_coll_kernel_ops_t *kops = &kernel_none;
+
+void dsm_coll_kernel_register(const dsm_coll_kernel_ops_t *ops)
+{
+    if (ops && ops->size == sizeof(*ops))
+        kops = ops;
+}
 
 /* ------------------------------------------------------------ queues */
 
@@ -199,7 +244,7 @@ void dsm_persist_post_next(struct dsm_coll_req *r)
 static void gate(struct dsm_coll_req *r, uint64_t k)
 {
     if (r->dtrig)
-        dsm_persist_kd_trigger(r, k);
+        kops->kd_trigger(r, k);
     else
         dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
 }
@@ -463,7 +508,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     /* A kernel may trigger this one by a store (shmemx_req_device): its
      * chains end with the done words the kernel polls. */
     if (dsm_env.dev_req_trigger && !r->lazy && p->dsync == DSM_DSYNC_DEV &&
-        !dsm_persist_kh_alloc(r)) {
+        !kops->kh_alloc(r)) {
         p->kdone = r->kd->done;
         p->kdone_host = r->kh->done;
     }
@@ -542,7 +587,7 @@ int pshmemx_req_start(shmemx_req_t req)
     struct dsm_coll_req *r = dsm_persist_req_check(req, "shmemx_req_start");
 
     if (r->kmode)
-        return dsm_persist_kstart(r);
+        return kops->kstart(r);
     if (r->started != r->completed) {
         dsm_debug("shmemx_req_start: the request is active (started without "
                   "shmemx_req_wait)");
@@ -574,7 +619,7 @@ int pshmemx_req_wait(shmemx_req_t req)
     struct dsm_coll_req *r = dsm_persist_req_check(req, "shmemx_req_wait");
 
     if (r->kmode) {
-        dsm_persist_kwait(r);
+        kops->kwait(r);
         return 0;
     }
     if (r->started == r->completed)
@@ -597,6 +642,19 @@ int pshmemx_req_wait(shmemx_req_t req)
 }
 DSM_WEAKX(req_wait)
 
+void dsm_persist_req_kernel(shmemx_req_t req, int wait, const char *routine)
+{
+    struct dsm_coll_req *r = dsm_persist_req_check(req, routine);
+    if (wait) {
+        pshmemx_req_wait(r);
+        return;
+    }
+    if (r->started != r->completed)
+        dsm_rt_fatal(routine, "request %p is active (started again without "
+                     "shmemx_dev_req_wait or shmemx_req_wait)", (void *)r);
+    pshmemx_req_start(r);
+}
+
 /* Finish what r has running and give back what it holds. fini: called by
  * finalize for a request the program never freed; its team goes without
  * the collective destroy (finalize has synchronised every PE already). */
@@ -606,7 +664,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
 
     live_remove(r);
     if (r->kmode)
-        dsm_persist_kmode_end(r);
+        kops->kmode_end(r);
     if (r->t && r->at_wait) {
         if (r->started != r->completed)
             wait_started(r);
@@ -661,7 +719,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
     free(r->arr);
     free(r->rdy);
     dsm_words_free(r->trigger, 1);
-    dsm_persist_kh_free(r);
+    kops->kh_free(r);
     pthread_mutex_destroy(&r->plock);
     free(r);
 }

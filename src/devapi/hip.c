@@ -16,7 +16,7 @@
  * Where the hsa backend does not run, or runs hsa_amd_memory_async_copy
  * (no SDMA queue to give a kernel), the call returns -1 after one line.
  */
-#include "rt.h"
+#include "runtime/rt.h"
 
 #include <stdio.h>
 #include <string.h>
