@@ -27,7 +27,9 @@
  *
  * On GPU buffers with the cuda backend (plan.dsync) one cross-GPU
  * exchange per instance is left (SHMEM_PERSISTENT_SYNC, chain.h
- * DSM_DSYNC_*; default host): shmemx_req_start stores the instance's
+ * DSM_DSYNC_*; default host, measured fastest: persistent fcollect 1 KiB
+ * on the H200 host 17.1 us, dev 27.4, the removed hready 22.3-23.7 and
+ * the removed team protocol 40.2-42.8): shmemx_req_start stores the instance's
  * ready value into each peer's host word for me (dsm_persist_fire(): my dest is free
  * and my source filled from then on), the chain waits for my trigger and
  * for the peers' ready values on the stream, copies, and its engine writes
@@ -36,10 +38,10 @@
  * pair's word (monotonic: the peer stores 2k+1 only after its instance k,
  * whose arrival write came first in its stream, completed). `dev` is the
  * earlier protocol (ready and arrival through device words, both waited
- * for on the stream); the PE zeroes its device words at free. The next
- * instance is posted when the wait begins (one more instance slot), so
- * the driver calls overlap the running instance. SHMEM_PERSISTENT_DEVSYNC=0
- * keeps the team's host-word chains (for measuring).
+ * for on the stream), kept because trigger-mode kernel handles over other
+ * GPUs need it (shmemx_dev(3)); the PE zeroes its device words at free.
+ * The next instance is posted when the wait begins (one more instance
+ * slot), so the driver calls overlap the running instance.
  *
  * A team with a member on this PE's own GPU posts nothing ahead (r->lazy):
  * start fires the instance, then posts it, so its gate is open when the
@@ -56,11 +58,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Split push/pull off until measured better (docs/PERFORMANCE.md). */
-#ifndef DSM_COLL_PULL_MIN_DEFAULT
-#define DSM_COLL_PULL_MIN_DEFAULT 0
-#endif
 
 
 /* ------------------------------------------------------------ kernels */
@@ -227,8 +224,7 @@ static void post(struct dsm_coll_req *r, int fire_first)
         /* The peers that started too have stored their readies: with
          * those in, the instance's WAITs are open and the backend posts
          * none (cuda: its copies may then be a cached graph). */
-        if (r->plan.dsync == DSM_DSYNC_HOST ||
-            r->plan.dsync == DSM_DSYNC_HREADY)
+        if (r->plan.dsync == DSM_DSYNC_HOST)
             dsm_chain_await_readies(&r->plan, DSM_PERSIST_READY_SPIN_NS);
     }
     dsm_chain_post_gated(&r->plan, r->q, r->dtrig ? r->dtrig : r->trigger, k,
@@ -260,13 +256,11 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
     int i, mode = DSM_DSYNC_HOST;
 
     /* host: measured fastest (persistent fcollect 1 KiB on H200: dev
-     * 27.4 us, hready 22.3-23.7, host 17.1; docs/PERFORMANCE.md). The
-     * environment table allows only host, hready and dev. */
+     * 27.4 us, host 17.1; docs/PERFORMANCE.md). The environment table
+     * allows only host and dev. */
     if (!strcmp(dsm_env.persistent_sync, "dev"))
         mode = DSM_DSYNC_DEV;
-    else if (!strcmp(dsm_env.persistent_sync, "hready"))
-        mode = DSM_DSYNC_HREADY;
-    if (!dsm_env.persistent_devsync || !nbytes ||
+    if (!nbytes ||
         (p->algo != DSM_ALGO_PCPY && p->algo != DSM_ALGO_B2B) ||
         !dsm_rt_private_device(dest) || !dsm_rt_private_device(src))
         return 0;
@@ -286,17 +280,7 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
     return mode;
 }
 
-/* Split push/pull (chain.c build_queue_dev): SHMEM_COLL_PULL_MIN bytes per
- * block, 0 = off. Needs the source in the device heap (the peer's block
- * is read through its mapping). */
-static size_t pull_min(void)
-{
-    if (!dsm_env.coll_pull_min_set || dsm_env.coll_pull_min == UINT64_MAX)
-        return DSM_COLL_PULL_MIN_DEFAULT; /* unset or auto */
-    return (size_t)dsm_env.coll_pull_min;
-}
-
-/* Start instance k: (HREADY/HOST) my ready value into every peer's host
+/* Start instance k: (HOST) my ready value into every peer's host
  * word for me, which its engines wait for, then my trigger. In that
  * order: under HOST my chain's arrival SIGNAL goes into the same word,
  * and with the trigger first my engine could deliver the arrival (the
@@ -306,7 +290,7 @@ static size_t pull_min(void)
  * starts within microseconds). */
 void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
 {
-    if (r->plan.dsync == DSM_DSYNC_HREADY || r->plan.dsync == DSM_DSYNC_HOST) {
+    if (r->plan.dsync == DSM_DSYNC_HOST) {
         const dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
         for (int i = 0; i < r->plan.np; i++)
             __atomic_store_n(
@@ -443,26 +427,6 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     p->algo = dsm_coll_algo(kind, nbytes, n, 0);
     p->nq = dsm_chain_nqueues(p);
     p->dsync = use_dsync(r, dest, source, nbytes);
-    if (p->dsync) {
-        const dsm_seg_t *dh = &dsm_rt.segs[DSM_SEG_DEVICE];
-        /* In place (AllGather): each PE's source is its own slot of dest,
-         * not one symmetric source, so there is no peer block to pull. */
-        p->pull_min = kind == DSM_COLL_AG && !p->local.len ? 0 : pull_min();
-        for (i = 0; p->pull_min && i < p->np; i++) {
-            dsm_part_t *x = &p->peer[i];
-            const char *blk = src + (size_t)me * sblk; /* m's block for me */
-            if ((uintptr_t)blk - (uintptr_t)dh->base >= dh->size ||
-                (uintptr_t)blk + nbytes - (uintptr_t)dh->base > dh->size)
-                break; /* source not symmetric in the device heap */
-            x->rsrc = dsm_rt_xlate(routine, blk, nbytes, dsm_team_pe(r->t, x->m));
-            x->ldst_pull = x->ldst;
-        }
-        if (i < p->np) {
-            p->pull_min = 0;
-            for (i = 0; i < p->np; i++)
-                p->peer[i].rsrc = p->peer[i].ldst_pull = NULL;
-        }
-    }
     if (!p->dsync)
         r->nslots = r->depth; /* posted after the wait, as always */
     /* Bounded: a queue full of gated chains would block its producer.
@@ -497,14 +461,16 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
      * copy can wait behind a gated copy; copies on the
      * program's own non-blocking streams passed with 2 PEs (persistent
      * fcollect 1 KiB 14.5 us instead of 27.6 under MPS) and still hung
-     * with 3 and 4 (more gated streams than the GPU's copy queues).
-     * SHMEM_PERSISTENT_SHARED_AHEAD=1 posts ahead anyway. Otherwise each
-     * instance is posted by shmemx_req_start, right before its trigger:
-     * the same chain and protocol, the posting's driver calls on the
-     * start's path (docs/PERFORMANCE.md). */
+     * with 3 and 4 (more gated streams than the GPU's copy queues). So
+     * each instance is posted by shmemx_req_start, right before its
+     * trigger: the same chain and protocol, the posting's driver calls on
+     * the start's path, and since its copies replay a cached graph
+     * faster than posting ahead was (2 PEs under MPS, persistent fcollect
+     * 1 KiB: 10.6-11.9 us against 15.2-16.4; docs/PERFORMANCE.md). The
+     * lever that posted ahead anyway (SHMEM_PERSISTENT_SHARED_AHEAD) was
+     * removed (#29). */
     for (i = 0; i < p->np && !r->lazy; i++)
-        r->lazy = !dsm_env.persistent_shared_ahead &&
-                  dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
+        r->lazy = dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
     /* A kernel may trigger this one by a store (shmemx_req_device): its
      * chains end with the done words the kernel polls. */
     if (dsm_env.dev_req_trigger && !r->lazy && p->dsync == DSM_DSYNC_DEV &&
@@ -517,14 +483,12 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     if (!r->lazy && r->depth)
         dsm_persist_ahead_note(routine);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
-              "on %d queue(s), sync %s, pull from %zu bytes", routine,
+              "on %d queue(s), sync %s", routine,
               dsm_algo_name(p->algo), n, nbytes,
               r->lazy ? 0 : r->depth, p->nq,
-              p->dsync == DSM_DSYNC_DEV      ? "device words"
-              : p->dsync == DSM_DSYNC_HREADY ? "host ready, device arrival"
-              : p->dsync == DSM_DSYNC_HOST   ? "host ready and arrival"
-                                             : "host words (team)",
-              p->pull_min);
+              p->dsync == DSM_DSYNC_DEV    ? "device words"
+              : p->dsync == DSM_DSYNC_HOST ? "host ready and arrival"
+                                           : "host words (team)");
     live_add(r);
     *out = r;
     return 0;

@@ -30,7 +30,7 @@ struct dsm_coll_req {
     uint64_t posted, started, completed; /* instance numbers, from 1 */
     dsm_inst_t *inst;                    /* [nslots], instance k at k % nslots */
     uint64_t *arr;                       /* [nslots][np] */
-    uint64_t *rdy;                       /* [nslots][np] (HREADY/HOST) */
+    uint64_t *rdy;                       /* [nslots][np] (HOST) */
     const char *routine;
     uint32_t magic;
     int at_wait;          /* team not all mapped: run at wait (see above) */
@@ -64,7 +64,7 @@ struct dsm_coll_req {
 /* persistent.c */
 /* Post instance posted + 1 behind the request's trigger. */
 void dsm_persist_post_next(struct dsm_coll_req *r);
-/* Start instance k: ready values (HREADY/HOST), then the trigger. */
+/* Start instance k: ready values (HOST), then the trigger. */
 void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k);
 /* A chain queue for engine index i, from the free list or new. */
 dsm_sdma_queue_t *dsm_persist_queue_get(int i, const char *routine);

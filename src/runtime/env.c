@@ -103,7 +103,7 @@ static const struct {
     const char *const *value;
     const char *choices; /* '|'-separated */
 } str_choices[] = {
-    {"SHMEM_PERSISTENT_SYNC", &dsm_env.persistent_sync, "host|hready|dev"},
+    {"SHMEM_PERSISTENT_SYNC", &dsm_env.persistent_sync, "host|dev"},
     {"SHMEM_OFI_COMPLETION", &dsm_env.ofi_completion, "auto|delivery|read"},
     {"SHMEM_OFI_FENCE", &dsm_env.ofi_fence, "auto|quiet|target"},
     {"SHMEM_BIND_TO", &dsm_env.bind_to, "auto|none|core|numa"},

@@ -128,22 +128,12 @@
     X(SHMEM_PRELAUNCH_DEPTH, INT, prelaunch_depth, "2",                        \
       "persistent collectives: instances posted ahead behind a trigger "       \
       "(0: each posted at its start; at most 64)")                             \
-    X(SHMEM_PERSISTENT_SHARED_AHEAD, BOOL, persistent_shared_ahead, "0",       \
-      "persistent collectives whose team shares this PE's GPU: 1 posts "     \
-      "instances ahead too (on an H200: 2 PEs passed with the program's "    \
-      "copies on non-blocking streams, 3 and 4 hung; shmemx_req(3)); 0 = "   \
-      "each posted at its start")                                            \
-    X(SHMEM_PERSISTENT_DEVSYNC, BOOL, persistent_devsync, "1",                 \
-      "persistent collectives on GPU buffers (pcpy, b2b): one exchange per "  \
-      "instance (SHMEM_PERSISTENT_SYNC); 0 = the host collectives' protocol") \
     X(SHMEM_PERSISTENT_SYNC, STR, persistent_sync, "host",                     \
-      "that exchange: host (ready by the CPU into host words, arrival by "    \
-      "the engines into host words), hready (device arrival) or dev (both "  \
-      "through device words, waited for on the stream)")                     \
-    X(SHMEM_COLL_PULL_MIN, SIZE, coll_pull_min, "0",                           \
-      "persistent collectives on GPU buffers: blocks of at least this many "  \
-      "bytes are half pushed by their owner, half pulled by the receiver; "  \
-      "0 = off")                                                              \
+      "persistent collectives on GPU buffers (pcpy, b2b), their one "         \
+      "exchange per instance: host (ready by the CPU into host words, "      \
+      "arrival by the engines into host words) or dev (both through "        \
+      "device words, waited for on the stream; what trigger-mode kernel "    \
+      "handles over several GPUs need)")                                      \
     X(SHMEM_COLL_LOCAL_MERGE_MAX, SIZE, coll_local_merge_max, "64K",           \
       "blocking AllGather/AlltoAll chains on GPU memory: a local block up "  \
       "to this size waits to be posted with the first peer's block (one "     \
