@@ -306,8 +306,8 @@ void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
 void dsm_persist_ahead_note(const char *routine)
 {
     static int said;
-    const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
-    if (dsm_rt.me || !g || strcmp(g->name, "cuda") ||
+    if (dsm_rt.me ||
+        !(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_GATES_HOLD) ||
         __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         return;
     fprintf(stderr,
@@ -457,7 +457,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
      * cuMemcpyHtoD by the program (gpu_coll's copy-in before each start)
      * never completed while the instances posted ahead waited for their
      * trigger, so every such job hung at its first start. The cause
-     * (test/gpu/gate_probe.c, 2026-12-02): a synchronous legacy-stream
+     * (test/gpu/probes/gate_probe.c, 2026-12-02): a synchronous legacy-stream
      * copy can wait behind a gated copy; copies on the
      * program's own non-blocking streams passed with 2 PEs (persistent
      * fcollect 1 KiB 14.5 us instead of 27.6 under MPS) and still hung

@@ -38,13 +38,6 @@ static void dev_fatal(const char *routine, const char *msg)
     dsm_rt_fatal(routine, "%s", msg);
 }
 
-/* Measured on H200 (docs/PERFORMANCE.md, "Device API", the sweep of
- * 2026-12-02): up to this a thread's own stores beat a round trip through
- * the proxy and engines. Device heap -> host heap over PCIe, put + quiet:
- * stores 3.8 us at 128 B, 11.6 at 512, engines 10.2-10.7 at every size
- * up to 32 KiB; crossover ~450 B, kept below it. */
-#define DEV_STORE_MAX_DEFAULT 256
-
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static shmemx_dev_t dev;
 static dsm_sdma_t *dev_sdma; /* the layer it was made for (re-init) */
@@ -86,10 +79,7 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
     dev.me = dsm_rt.me;
     dev.npes = npes;
     dev.slots = (uint32_t)slots;
-    dev.store_max =
-        dsm_env.dev_store_max == UINT64_MAX
-            ? DEV_STORE_MAX_DEFAULT
-            : (uint32_t)DSM_MIN(dsm_env.dev_store_max, (uint64_t)UINT32_MAX);
+    dev.store_max = dsm_dev_store_max();
     /* Collective, like shmem_malloc: the same offsets on every PE. */
     dev.words = pshmem_malloc_with_hints(wbytes, SHMEMX_MALLOC_DEVICE);
     table = pshmem_malloc_with_hints(tbytes, SHMEMX_MALLOC_DEVICE);

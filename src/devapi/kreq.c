@@ -343,17 +343,18 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
                                : "its start stores ready values");
         return r->kd;
     }
-    /* What hung on the H200 (shmemx_dev(3)): say it once. */
+    /* What hung on the H200 (shmemx_dev(3)): say it once. The backend
+     * asks its driver (CUDA_MODULE_LOADING, LAZY by default). */
     static int lazy_said;
-    const char *ml = getenv("CUDA_MODULE_LOADING");
-    if ((!ml || strcmp(ml, "EAGER")) &&
+    if (g->lazy_loading && g->lazy_loading() &&
         !__atomic_exchange_n(&lazy_said, 1, __ATOMIC_RELAXED))
-        dsm_log_warn("%s: trigger mode with CUDA_MODULE_LOADING=%s: the "
-                     "first launch of a kernel does not return while "
-                     "instances wait behind their trigger; set "
-                     "CUDA_MODULE_LOADING=EAGER or launch every kernel once "
-                     "before this call (shmemx_dev(3))",
-                     rn, ml ? ml : "unset (LAZY)");
+        dsm_log_warn("%s: trigger mode with lazy module loading "
+                     "(CUDA_MODULE_LOADING unset or LAZY): the first launch "
+                     "of a kernel does not return while instances wait "
+                     "behind their trigger; set CUDA_MODULE_LOADING=EAGER "
+                     "or launch every kernel once before this call "
+                     "(shmemx_dev(3))",
+                     rn);
     /* The handle's fixed part and counters, then the mode last. */
     shmemx_dev_req_t img = {.mode = SHMEMX_DEV_REQ_PROXY,
                             .req = (uint64_t)(uintptr_t)r,

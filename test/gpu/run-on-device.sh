@@ -180,7 +180,7 @@ fi
 # Gated streams alone do not hold up a synchronous copy (the probe behind
 # the post-at-start rule for PEs sharing a GPU).
 if gcc -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/gate_probe" \
-        "$SRC/test/gpu/gate_probe.c" -lcuda >>"$OUTDIR/build.log" 2>&1; then
+        "$SRC/test/gpu/probes/gate_probe.c" -lcuda >>"$OUTDIR/build.log" 2>&1; then
     run "gate_probe (gated stream vs synchronous HtoD)" 60 sh -c \
         "'$B/gate_probe' >'$OUTDIR/gate_probe.txt' 2>&1; ! grep -q -e HANG -e error '$OUTDIR/gate_probe.txt'"
 fi
