@@ -196,9 +196,7 @@ static void team_setup(dsm_team_t *t, int slot)
         t->sig_stride = t->size;
     t->sig = slot_sig(dsm_rt.me, slot);
     t->xchg = (uint64_t *)slot_base(dsm_rt.me, slot);
-    t->caps = ~0u;
-    for (i = 0; i < t->size; i++)
-        t->caps &= dsm_path_of(t->pes[i])->caps;
+    t->caps = dsm_path_caps_of(&dsm_paths, t->pes, t->size);
     pthread_mutex_init(&t->lock, NULL);
     t->magic = DSM_TEAM_MAGIC;
 }
