@@ -11,6 +11,11 @@
  * value (a kernel argument): the request FIFO, the counters, the table of
  * every PE's segment bases. Man page: shmemx_dev(3).
  *
+ * This file is the CUDA layer: the handle, the FIFO to the proxy, memory
+ * order, atomics and the clock; the routines themselves are written once
+ * for CUDA and HIP in shmemx_dev_routines.h, and the _warp/_block forms
+ * and persistent requests from kernels (no HIP form yet) follow them here.
+ *
  * How data moves:
  *  - engine path: a request (32 bytes) goes into a FIFO in pinned host
  *    memory. A thread reserves a slot with one atomicAdd on the issue
@@ -156,26 +161,16 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req);
 }
 #endif
 
-/* ---- device routines ---- */
+/* ---- device routines: the CUDA layer ---- */
 #ifdef __CUDACC__
 
 #include <stdio.h>
 
 #define SHMEMX_DEV_FN static __device__ __forceinline__
-
-/* Comparisons of signal_wait_until (same values as shmem.h's). */
-#ifndef SHMEM_CMP_EQ
-#define SHMEM_CMP_EQ 0
-#define SHMEM_CMP_NE 1
-#define SHMEM_CMP_GT 2
-#define SHMEM_CMP_LE 3
-#define SHMEM_CMP_LT 4
-#define SHMEM_CMP_GE 5
-#endif
-#ifndef SHMEM_SIGNAL_SET
-#define SHMEM_SIGNAL_SET 0
-#define SHMEM_SIGNAL_ADD 1
-#endif
+#define SHMEMX_DEV__FAIL_FN static __device__ __noinline__ __attribute__((unused))
+#define SHMEMX_DEV__PRINT printf
+#define SHMEMX_DEV__ABORT() __trap()
+#define SHMEMX_DEV__UNROLL _Pragma("unroll")
 
 SHMEMX_DEV_FN uint64_t shmemx_dev__ld_acq(const volatile void *p)
 {
@@ -193,13 +188,29 @@ SHMEMX_DEV_FN void shmemx_dev__st_rel(volatile void *p, uint64_t v)
                  : "memory");
 }
 
-/* A misuse found in a kernel: one line, then the kernel traps (the host
- * sees the launch fail). */
-#define SHMEMX_DEV__FAIL(d, routine, fmt, ...)                                 \
-    do {                                                                       \
-        printf("dmashmem: PE %d: %s: " fmt, (d).me, routine, __VA_ARGS__);   \
-        __trap();                                                              \
-    } while (0)
+SHMEMX_DEV_FN void shmemx_dev__fence_sys(void)
+{
+    __threadfence_system();
+}
+
+SHMEMX_DEV_FN void shmemx_dev__relax(void)
+{
+    __nanosleep(100);
+}
+
+/* The segment table is read-only for the kernel's lifetime. */
+SHMEMX_DEV_FN uint64_t shmemx_dev__ld_base(const uint64_t *p)
+{
+    return __ldg(p);
+}
+
+/* Symmetric addresses in a CUDA kernel are the GPU's already (the handle's
+ * lo[] are this PE's segments as the GPU addresses them). */
+SHMEMX_DEV_FN char *shmemx_dev__local(const shmemx_dev_t *d, const void *p)
+{
+    (void)d;
+    return (char *)(uintptr_t)p;
+}
 
 SHMEMX_DEV_FN uint64_t shmemx_dev__now(void)
 {
@@ -209,10 +220,10 @@ SHMEMX_DEV_FN uint64_t shmemx_dev__now(void)
 }
 
 /* A library wait that makes no progress: the value it waits on has not
- * moved for d.stall_ns (SHMEM_DEV_STALL_TIMEOUT). Says who and what in one
+ * moved for d->stall_ns (SHMEM_DEV_STALL_TIMEOUT). Says who and what in one
  * line, with the PE's counters, and traps: the host sees the kernel fail
  * and the job ends instead of hanging without a word. */
-SHMEMX_DEV_FN void shmemx_dev__stalled(const shmemx_dev_t &d,
+SHMEMX_DEV_FN void shmemx_dev__stalled(const shmemx_dev_t *d,
                                        const char *routine, const char *what,
                                        unsigned long long want,
                                        unsigned long long have)
@@ -220,78 +231,54 @@ SHMEMX_DEV_FN void shmemx_dev__stalled(const shmemx_dev_t &d,
     printf("dmashmem: PE %d: %s: no progress for %llu ms waiting for %s "
            "(want %llu, have %llu; tickets issued %llu, completed %llu, "
            "taken by the proxy %llu; shmemx_dev(3), Stalls)\n",
-           d.me, routine, (unsigned long long)(d.stall_ns / 1000000), what,
+           d->me, routine, (unsigned long long)(d->stall_ns / 1000000), what,
            want, have,
-           *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_ISSUE],
-           *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_COMPLETE],
-           (unsigned long long)*d.consumed);
+           *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_ISSUE],
+           *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_COMPLETE],
+           (unsigned long long)*d->consumed);
     __trap();
 }
 
 /* Progress watch of a wait loop: call with the value waited on each time
- * round; a value that has not changed for d.stall_ns is a stall. */
+ * round; a value that has not changed for d->stall_ns is a stall. */
 typedef struct shmemx_dev__watch {
     unsigned long long seen, since;
     unsigned n;
 } shmemx_dev__watch_t;
-SHMEMX_DEV_FN void shmemx_dev__tick(const shmemx_dev_t &d,
-                                    shmemx_dev__watch_t &w,
-                                     unsigned long long v, const char *routine,
-                                     const char *what, unsigned long long want)
+SHMEMX_DEV_FN void shmemx_dev__tick(const shmemx_dev_t *d,
+                                    shmemx_dev__watch_t *w,
+                                    unsigned long long v, const char *routine,
+                                    const char *what, unsigned long long want)
 {
-    if (!d.stall_ns || (++w.n & 255u))
+    if (!d->stall_ns || (++w->n & 255u))
         return; /* the clock is read every 256 turns */
     unsigned long long now = shmemx_dev__now();
-    if (w.n == 256u || v != w.seen) {
-        w.seen = v;
-        w.since = now;
-    } else if (now - w.since > d.stall_ns) {
+    if (w->n == 256u || v != w->seen) {
+        w->seen = v;
+        w->since = now;
+    } else if (now - w->since > d->stall_ns) {
         shmemx_dev__stalled(d, routine, what, want, v);
     }
 }
 
-/* The GPU address of symmetric address sym on PE pe. */
-SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t &d, const void *sym,
-                                    int pe, const char *routine)
-{
-    uint64_t a = (uint64_t)(uintptr_t)sym;
-    if ((unsigned)pe >= (unsigned)d.npes)
-        SHMEMX_DEV__FAIL(d, routine, "invalid PE %d (npes %d)\n", pe, d.npes);
-#pragma unroll
-    for (int s = 0; s < SHMEMX_DEV_SEGS; s++) {
-        uint64_t off = a - d.lo[s];
-        if (off < d.size[s]) {
-            uint64_t b = __ldg(&d.base[pe * SHMEMX_DEV_SEGS + s]);
-            if (!b)
-                SHMEMX_DEV__FAIL(d, routine,
-                                 "PE %d is on another node: kernels reach "
-                                 "only PEs of this node\n",
-                                 pe);
-            return (char *)(uintptr_t)(b + off);
-        }
-    }
-    SHMEMX_DEV__FAIL(d, routine, "address %p is not symmetric\n", sym);
-    return 0;
-}
-
 /* Reserve n consecutive FIFO slots; waits while the FIFO is full. */
-SHMEMX_DEV_FN unsigned long long shmemx_dev__reserve(const shmemx_dev_t &d,
+SHMEMX_DEV_FN unsigned long long shmemx_dev__reserve(const shmemx_dev_t *d,
                                                      unsigned n,
                                                      const char *routine)
 {
-    unsigned long long t = atomicAdd(&d.words[SHMEMX_DEV_W_ISSUE], n);
+    unsigned long long t = atomicAdd(&d->words[SHMEMX_DEV_W_ISSUE], n);
     unsigned long long end = t + n;
-    if (end > d.slots) {
+    if (end > d->slots) {
         unsigned long long c =
-            *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_CONSUMED];
+            *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_CONSUMED];
         shmemx_dev__watch_t w = {0, 0, 0};
-        while (c + d.slots < end) {
-            c = shmemx_dev__ld_acq(d.consumed);
-            atomicMax(&d.words[SHMEMX_DEV_W_CONSUMED], c);
-            if (c + d.slots < end) {
-                shmemx_dev__tick(d, w, c, routine,
-                                  "room in the request FIFO (slots taken)",
-                                  end - d.slots);
+        while (c + d->slots < end) {
+            c = shmemx_dev__ld_acq(d->consumed);
+            atomicMax(&d->words[SHMEMX_DEV_W_CONSUMED], c);
+            if (c + d->slots < end) {
+                shmemx_dev__tick(d, &w, c, routine,
+                                 "room in the request FIFO (slots taken)",
+                                 end - d->slots);
                 __nanosleep(200);
             }
         }
@@ -300,257 +287,78 @@ SHMEMX_DEV_FN unsigned long long shmemx_dev__reserve(const shmemx_dev_t &d,
 }
 
 /* Fill slot t and publish it (control word last, after a system fence). */
-SHMEMX_DEV_FN void shmemx_dev__push(const shmemx_dev_t &d,
+SHMEMX_DEV_FN void shmemx_dev__push(const shmemx_dev_t *d,
                                     unsigned long long t, uint32_t op,
                                     uint64_t dst, uint64_t src, uint64_t len)
 {
-    volatile shmemx_dev_slot_t *s = &d.fifo[t & (d.slots - 1)];
+    volatile shmemx_dev_slot_t *s = &d->fifo[t & (d->slots - 1)];
     s->dst = dst;
     s->src = src;
     s->len = len;
     __threadfence_system();
-    s->ctl = ((uint64_t)(uint32_t)(t / d.slots + 1) << 32) | op;
+    s->ctl = ((uint64_t)(uint32_t)(t / d->slots + 1) << 32) | op;
 }
 
 /* Wait until every ticket below t is done by the engines. */
-SHMEMX_DEV_FN void shmemx_dev__wait_done(const shmemx_dev_t &d,
+SHMEMX_DEV_FN void shmemx_dev__wait_done(const shmemx_dev_t *d,
                                          unsigned long long t,
                                          const char *routine)
 {
     unsigned long long c;
     shmemx_dev__watch_t w = {0, 0, 0};
-    while ((c = shmemx_dev__ld_acq(&d.words[SHMEMX_DEV_W_COMPLETE])) < t) {
-        shmemx_dev__tick(d, w, c, routine, "the copy engines (tickets done)",
-                          t);
+    while ((c = shmemx_dev__ld_acq(&d->words[SHMEMX_DEV_W_COMPLETE])) < t) {
+        shmemx_dev__tick(d, &w, c, routine, "the copy engines (tickets done)",
+                         t);
         __nanosleep(100);
     }
 }
 
-/* Copy n bytes with loads and stores (the store path). */
-SHMEMX_DEV__DEFINE_COPY(SHMEMX_DEV_FN)
-
-/* ---- completion and order ---- */
-
-/* Every operation issued so far by any thread of this PE's kernels is
- * complete: engine requests done, stores visible system-wide. */
-SHMEMX_DEV_FN void shmemx_dev_quiet(shmemx_dev_t d)
+/* Tickets handed out so far: a quiet waits until that many are done. */
+SHMEMX_DEV_FN unsigned long long shmemx_dev__issued(const shmemx_dev_t *d)
 {
-    __threadfence_system();
-    shmemx_dev__wait_done(
-        d, *(volatile unsigned long long *)&d.words[SHMEMX_DEV_W_ISSUE],
-        "shmemx_dev_quiet");
+    return *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_ISSUE];
 }
 
-/* Engine requests are ordered among themselves (one in-order stream), but
- * a later store-path operation could overtake one in flight: fence waits
- * for the engines, i.e. it costs a quiet when engine requests are
- * outstanding and a system-scope fence otherwise. */
-SHMEMX_DEV_FN void shmemx_dev_fence(shmemx_dev_t d)
+/* One COPY slot; done once ticket + 1 is complete. */
+SHMEMX_DEV_FN unsigned long long
+shmemx_dev__engine_copy(const shmemx_dev_t *d, uint64_t dst, uint64_t src,
+                        uint64_t n, const char *routine)
 {
-    shmemx_dev_quiet(d);
+    unsigned long long t = shmemx_dev__reserve(d, 1, routine);
+    shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, dst, src, n);
+    return t + 1;
 }
 
-/* ---- RMA ---- */
-
-SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
-                                         const void *src, size_t n, int pe)
-{
-    char *r = shmemx_dev__ptr(d, dest, pe, "shmemx_dev_putmem_nbi");
-    if (n <= d.store_max) {
-        shmemx_dev__copy(r, src, n);
-        return;
-    }
-    shmemx_dev__push(d, shmemx_dev__reserve(d, 1, "shmemx_dev_putmem_nbi"), SHMEMX_DEV_OP_COPY,
-                     (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)src, n);
-}
-
-SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
-                                     const void *src, size_t n, int pe)
-{
-    char *r = shmemx_dev__ptr(d, dest, pe, "shmemx_dev_putmem");
-    if (n <= d.store_max) {
-        shmemx_dev__copy(r, src, n);
-        __threadfence_system();
-        return;
-    }
-    unsigned long long t = shmemx_dev__reserve(d, 1, "shmemx_dev_putmem");
-    shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
-                     (uint64_t)(uintptr_t)src, n);
-    shmemx_dev__wait_done(d, t + 1, "shmemx_dev_putmem");
-}
-
-SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
-                                         const void *src, size_t n, int pe)
-{
-    char *r = shmemx_dev__ptr(d, src, pe, "shmemx_dev_getmem_nbi");
-    if (n <= d.store_max) {
-        shmemx_dev__copy(dest, r, n);
-        return;
-    }
-    shmemx_dev__push(d, shmemx_dev__reserve(d, 1, "shmemx_dev_getmem_nbi"), SHMEMX_DEV_OP_COPY,
-                     (uint64_t)(uintptr_t)dest, (uint64_t)(uintptr_t)r, n);
-}
-
-SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
-                                     const void *src, size_t n, int pe)
-{
-    char *r = shmemx_dev__ptr(d, src, pe, "shmemx_dev_getmem");
-    if (n <= d.store_max) {
-        shmemx_dev__copy(dest, r, n);
-        __threadfence_system();
-        return;
-    }
-    unsigned long long t = shmemx_dev__reserve(d, 1, "shmemx_dev_getmem");
-    shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)dest,
-                     (uint64_t)(uintptr_t)r, n);
-    shmemx_dev__wait_done(d, t + 1, "shmemx_dev_getmem");
-}
-
-/* ---- signals ---- */
-
-/* Data, then the signal: SET through the engines is a stream write queued
- * after the copy (no wait here); ADD has no engine command (stream memory
- * operations cannot add), so the issuing thread waits for its data and
- * adds with a system-scope atomic. Small data: stores, fence, atomic. */
-SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
-                                                const void *src, size_t n,
-                                                uint64_t *sig_addr,
+/* SET: the signal is a stream write queued after the copy (two
+ * consecutive tickets, no wait). ADD has no engine command (stream memory
+ * operations cannot add): wait for the data, and the caller adds with a
+ * system-scope atomic (returns 0). */
+SHMEMX_DEV_FN int shmemx_dev__engine_put_signal(const shmemx_dev_t *d,
+                                                uint64_t dst, uint64_t src,
+                                                uint64_t n, uint64_t sig,
                                                 uint64_t signal, int sig_op,
-                                                int pe)
+                                                const char *routine)
 {
-    const char *rn = "shmemx_dev_putmem_signal_nbi";
-    char *r = shmemx_dev__ptr(d, dest, pe, rn);
-    unsigned long long *sig =
-        (unsigned long long *)shmemx_dev__ptr(d, sig_addr, pe, rn);
-    if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
-        SHMEMX_DEV__FAIL(d, rn, "invalid sig_op %d\n", sig_op);
-    if (n <= d.store_max) {
-        shmemx_dev__copy(r, src, n);
-        __threadfence_system();
-    } else if (sig_op == SHMEM_SIGNAL_SET) {
-        unsigned long long t = shmemx_dev__reserve(d, 2, "shmemx_dev_putmem_signal_nbi");
-        shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
-                         (uint64_t)(uintptr_t)src, n);
-        shmemx_dev__push(d, t + 1, SHMEMX_DEV_OP_SIGNAL,
-                         (uint64_t)(uintptr_t)sig, signal, 8);
-        return;
-    } else {
-        unsigned long long t = shmemx_dev__reserve(d, 1, "shmemx_dev_putmem_signal_nbi");
-        shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, (uint64_t)(uintptr_t)r,
-                         (uint64_t)(uintptr_t)src, n);
-        shmemx_dev__wait_done(d, t + 1, "shmemx_dev_putmem_signal_nbi");
+    if (sig_op == SHMEM_SIGNAL_SET) {
+        unsigned long long t = shmemx_dev__reserve(d, 2, routine);
+        shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, dst, src, n);
+        shmemx_dev__push(d, t + 1, SHMEMX_DEV_OP_SIGNAL, sig, signal, 8);
+        return 1;
     }
-    if (sig_op == SHMEM_SIGNAL_SET)
-        atomicExch_system(sig, (unsigned long long)signal);
-    else
-        atomicAdd_system(sig, (unsigned long long)signal);
+    shmemx_dev__wait_done(d, shmemx_dev__engine_copy(d, dst, src, n, routine),
+                          routine);
+    return 0;
 }
 
-/* Local signal word: its value (acquire, system scope). */
-SHMEMX_DEV_FN uint64_t shmemx_dev_signal_fetch(shmemx_dev_t d,
-                                               const uint64_t *sig_addr)
-{
-    (void)d;
-    return shmemx_dev__ld_acq(sig_addr);
-}
+#define SHMEMX_DEV__SIG_SET(p, v)                                              \
+    atomicExch_system((unsigned long long *)(p), (unsigned long long)(v))
+#define SHMEMX_DEV__SIG_ADD(p, v)                                              \
+    atomicAdd_system((unsigned long long *)(p), (unsigned long long)(v))
+#define SHMEMX_DEV__FADD(p, v) atomicAdd_system((p), (v))
+#define SHMEMX_DEV__CAS(p, c, v) ((c) = atomicCAS_system((p), (c), (v)))
+#define SHMEMX_DEV__AMO_ALL SHMEMX_DEV_TYPES_AMO(SHMEMX_DEV_AMO)
 
-SHMEMX_DEV_FN int shmemx_dev__cmp(uint64_t v, int cmp, uint64_t value)
-{
-    switch (cmp) {
-    case SHMEM_CMP_EQ: return v == value;
-    case SHMEM_CMP_NE: return v != value;
-    case SHMEM_CMP_GT: return v > value;
-    case SHMEM_CMP_LE: return v <= value;
-    case SHMEM_CMP_LT: return v < value;
-    case SHMEM_CMP_GE: return v >= value;
-    }
-    return -1;
-}
-
-/* Wait until the local signal word satisfies cmp value; returns it. */
-SHMEMX_DEV_FN uint64_t shmemx_dev_signal_wait_until(shmemx_dev_t d,
-                                                    uint64_t *sig_addr,
-                                                    int cmp, uint64_t value)
-{
-    uint64_t v = shmemx_dev__ld_acq(sig_addr);
-    int ok = shmemx_dev__cmp(v, cmp, value);
-    if (ok < 0)
-        SHMEMX_DEV__FAIL(d, "shmemx_dev_signal_wait_until",
-                         "invalid comparison %d\n", cmp);
-    while (!ok) {
-        __nanosleep(100);
-        v = shmemx_dev__ld_acq(sig_addr);
-        ok = shmemx_dev__cmp(v, cmp, value);
-    }
-    return v;
-}
-
-/* ---- p / g (stores and loads on the peer's mapping) ---- */
-
-
-#define SHMEMX_DEV_PG(T, N)                                                    \
-    SHMEMX_DEV_FN void shmemx_dev_##N##_p(shmemx_dev_t d, T *dest, T value,    \
-                                          int pe)                              \
-    {                                                                          \
-        *(volatile T *)shmemx_dev__ptr(d, dest, pe, "shmemx_dev_" #N "_p") =   \
-            value;                                                             \
-    }                                                                          \
-    SHMEMX_DEV_FN T shmemx_dev_##N##_g(shmemx_dev_t d, const T *src, int pe)   \
-    {                                                                          \
-        return *(volatile T *)shmemx_dev__ptr(d, src, pe,                      \
-                                              "shmemx_dev_" #N "_g");          \
-    }
-SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
-#undef SHMEMX_DEV_PG
-
-/* ---- atomics: system scope on the peer's mapping ---- */
-
-
-#define SHMEMX_DEV_AMO(T, N, A)                                                \
-    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_fetch_add(shmemx_dev_t d,          \
-                                                      T *dest, T value,        \
-                                                      int pe)                  \
-    {                                                                          \
-        A *p = (A *)shmemx_dev__ptr(d, dest, pe,                               \
-                                    "shmemx_dev_" #N "_atomic_fetch_add");     \
-        return (T)atomicAdd_system(p, (A)value);                               \
-    }                                                                          \
-    SHMEMX_DEV_FN void shmemx_dev_##N##_atomic_add(shmemx_dev_t d, T *dest,    \
-                                                   T value, int pe)            \
-    {                                                                          \
-        A *p = (A *)shmemx_dev__ptr(d, dest, pe,                               \
-                                    "shmemx_dev_" #N "_atomic_add");           \
-        atomicAdd_system(p, (A)value);                                         \
-    }                                                                          \
-    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_compare_swap(                      \
-        shmemx_dev_t d, T *dest, T cond, T value, int pe)                      \
-    {                                                                          \
-        A *p = (A *)shmemx_dev__ptr(d, dest, pe,                               \
-                                    "shmemx_dev_" #N "_atomic_compare_swap");  \
-        return (T)atomicCAS_system(p, (A)cond, (A)value);                      \
-    }
-SHMEMX_DEV_TYPES_AMO(SHMEMX_DEV_AMO)
-#undef SHMEMX_DEV_AMO
-
-/* ---- barrier ---- */
-
-/* All PEs: quiet, then a dissemination barrier of stores into the peers'
- * arrival words (epoch e from PE j goes to word ARRIVE + j). Called by one
- * thread per PE (any one; the others of the kernel are not involved). */
-SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
-{
-    shmemx_dev_quiet(d);
-    unsigned long long e = ++*(volatile unsigned long long *)&d
-                                  .words[SHMEMX_DEV_W_EPOCH];
-    for (int k = 1; k < d.npes; k <<= 1) {
-        int to = (d.me + k) % d.npes, from = (d.me - k + d.npes) % d.npes;
-        char *w = shmemx_dev__ptr(d, &d.words[SHMEMX_DEV_W_ARRIVE + d.me], to,
-                                  "shmemx_dev_barrier_all");
-        shmemx_dev__st_rel(w, e);
-        while (shmemx_dev__ld_acq(&d.words[SHMEMX_DEV_W_ARRIVE + from]) < e)
-            __nanosleep(100);
-    }
-}
+#include <shmemx_dev_routines.h>
 
 /* ---- _warp and _block forms ----
  *
@@ -612,18 +420,19 @@ SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
  * request while a kernel uses it. */
 SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_req_t req)
 {
-    shmemx_dev__push(d, shmemx_dev__reserve(d, 1, "shmemx_dev_req_start"), SHMEMX_DEV_OP_HOST,
-                     SHMEMX_DEV_HOST_REQ_START, (uint64_t)(uintptr_t)req, 0);
+    shmemx_dev__push(&d, shmemx_dev__reserve(&d, 1, "shmemx_dev_req_start"),
+                     SHMEMX_DEV_OP_HOST, SHMEMX_DEV_HOST_REQ_START,
+                     (uint64_t)(uintptr_t)req, 0);
 }
 
 /* Returns when the started instance is complete: dest holds every PE's
  * block and may be read (system scope) by this kernel. */
 SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_req_t req)
 {
-    unsigned long long t = shmemx_dev__reserve(d, 1, "shmemx_dev_req_wait");
-    shmemx_dev__push(d, t, SHMEMX_DEV_OP_HOST, SHMEMX_DEV_HOST_REQ_WAIT,
+    unsigned long long t = shmemx_dev__reserve(&d, 1, "shmemx_dev_req_wait");
+    shmemx_dev__push(&d, t, SHMEMX_DEV_OP_HOST, SHMEMX_DEV_HOST_REQ_WAIT,
                      (uint64_t)(uintptr_t)req, 0);
-    shmemx_dev__wait_done(d, t + 1, "shmemx_dev_req_wait");
+    shmemx_dev__wait_done(&d, t + 1, "shmemx_dev_req_wait");
     __threadfence_system();
 }
 
@@ -643,9 +452,8 @@ SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_dev_req_t *h)
     }
     uint64_t k = v->started + 1;
     if (k != v->waited + 1)
-        SHMEMX_DEV__FAIL(d, "shmemx_dev_req_start",
-                         "request %p is active (started again without a "
-                         "wait)\n", (void *)(uintptr_t)v->req);
+        shmemx_dev__fail(&d, "shmemx_dev_req_start", SHMEMX_DEV__E_ACTIVE,
+                         v->req);
     v->started = k;
     /* The kernel's writes to source before the engines read it. */
     __threadfence_system();
@@ -673,7 +481,6 @@ SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_dev_req_t *h)
     ((volatile shmemx_dev_req_host_t *)(uintptr_t)v->host)->waited = k;
 }
 
-#undef SHMEMX_DEV__FAIL
 #endif /* __CUDACC__ */
 
 #endif /* SHMEMX_CUDA_H */

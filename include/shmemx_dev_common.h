@@ -1,10 +1,10 @@
 /*
  * What the two device APIs have in common, whatever the vendor: the
- * segments a symmetric address may be in and the types of the device p/g.
- * Included by shmemx_cuda.h (NVIDIA: a FIFO to the host proxy) and
- * shmemx_hip.h (AMD: SDMA packets written by the kernel); plain C: the
- * one function is a macro each vendor header expands with its own
- * qualifiers. See shmemx_dev(3).
+ * segments a symmetric address may be in and the types of the device p/g
+ * (plain C), and the constants of the device routines. Included by
+ * shmemx_cuda.h (NVIDIA: a FIFO to the host proxy) and shmemx_hip.h (AMD:
+ * SDMA packets written by the kernel), whose routines are written once in
+ * shmemx_dev_routines.h over each vendor's thin layer. See shmemx_dev(3).
  */
 #ifndef SHMEMX_DEV_COMMON_H
 #define SHMEMX_DEV_COMMON_H
@@ -24,23 +24,23 @@
     SHMEM_TYPES_RMA_FLOATS(X)                                                  \
     SHMEM_TYPES_RMA_INTEGERS(X)
 
-/* The store path's copy (loads and stores, 8 bytes at a time where both
- * sides and the length allow), defined by each vendor header with its own
- * function qualifiers: SHMEMX_DEV__DEFINE_COPY(SHMEMX_DEV_FN). */
-#define SHMEMX_DEV__DEFINE_COPY(QUAL)                                          \
-    QUAL void shmemx_dev__copy(void *dst, const void *src, size_t n)           \
-    {                                                                          \
-        if ((((uintptr_t)dst | (uintptr_t)src | n) & 7) == 0) {                \
-            volatile uint64_t *d_ = (volatile uint64_t *)dst;                  \
-            const volatile uint64_t *s_ = (const volatile uint64_t *)src;      \
-            for (size_t i = 0; i < n / 8; i++)                                 \
-                d_[i] = s_[i];                                                 \
-        } else {                                                               \
-            volatile char *d_ = (volatile char *)dst;                          \
-            const volatile char *s_ = (const volatile char *)src;              \
-            for (size_t i = 0; i < n; i++)                                     \
-                d_[i] = s_[i];                                                 \
-        }                                                                      \
-    }
+/* Where device routines are compiled (a CUDA or HIP kernel, or HIP's host
+ * producer): the comparisons of signal_wait_until and the signal
+ * operations, the same values as shmem.h's. */
+#if defined(__CUDACC__) || defined(__HIPCC__) ||                               \
+    defined(SHMEMX_HIP_HOST_PRODUCER)
+#ifndef SHMEM_CMP_EQ
+#define SHMEM_CMP_EQ 0
+#define SHMEM_CMP_NE 1
+#define SHMEM_CMP_GT 2
+#define SHMEM_CMP_LE 3
+#define SHMEM_CMP_LT 4
+#define SHMEM_CMP_GE 5
+#endif
+#ifndef SHMEM_SIGNAL_SET
+#define SHMEM_SIGNAL_SET 0
+#define SHMEM_SIGNAL_ADD 1
+#endif
+#endif
 
 #endif

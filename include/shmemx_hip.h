@@ -12,6 +12,10 @@
  * which the host fills with shmemx_dev_get() and passes to the kernel by
  * value. Man page: shmemx_dev_hip(3).
  *
+ * This file is the HIP layer: the handle, the SDMA packets a kernel
+ * writes, memory order and atomics; the routines themselves are written
+ * once for CUDA and HIP in shmemx_dev_routines.h.
+ *
  * How data moves:
  *  - engine path: putmem/getmem (and the data of putmem_signal_nbi) above
  *    store_max bytes. The calling thread reserves ring space with one
@@ -114,7 +118,7 @@ static inline int shmemx_dev_get(shmemx_dev_t *d)
 }
 #endif
 
-/* ---- device routines ----
+/* ---- device routines: the HIP layer ----
  * Compiled by hipcc for kernels, or for the host with
  * SHMEMX_HIP_HOST_PRODUCER defined (the library's tests: host threads
  * produce into the queue as GPU threads would, against the engine model,
@@ -124,76 +128,18 @@ static inline int shmemx_dev_get(shmemx_dev_t *d)
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #define SHMEMX_DEV_FN static __device__ inline
+#define SHMEMX_DEV__FAIL_FN static __device__ __attribute__((noinline, unused))
+#define SHMEMX_DEV__PRINT printf
+#define SHMEMX_DEV__ABORT() __builtin_trap()
 #else
 #include <stdio.h>
 #include <stdlib.h>
 #define SHMEMX_DEV_FN static inline
-#endif
-
-/* Comparisons of signal_wait_until (same values as shmem.h's). */
-#ifndef SHMEM_CMP_EQ
-#define SHMEM_CMP_EQ 0
-#define SHMEM_CMP_NE 1
-#define SHMEM_CMP_GT 2
-#define SHMEM_CMP_LE 3
-#define SHMEM_CMP_LT 4
-#define SHMEM_CMP_GE 5
-#endif
-#ifndef SHMEM_SIGNAL_SET
-#define SHMEM_SIGNAL_SET 0
-#define SHMEM_SIGNAL_ADD 1
-#endif
-
-/* A misuse found in a kernel: one line, then the kernel traps (the host
- * sees the kernel fail); on the host, the process aborts. One function,
- * not inlined: device printf expands to much code, and every routine
- * has a misuse to report. */
-#define SHMEMX_DEV__E_PE 0     /* v: the PE */
-#define SHMEMX_DEV__E_REMOTE 1 /* v: the PE, on another node */
-#define SHMEMX_DEV__E_ADDR 2   /* v: the address */
-#define SHMEMX_DEV__E_SIGOP 3  /* v: sig_op */
-#define SHMEMX_DEV__E_CMP 4    /* v: the comparison */
-#if defined(__HIPCC__)
-#define SHMEMX_DEV__PRINT printf
-#define SHMEMX_DEV__ABORT() __builtin_trap()
-#else
+#define SHMEMX_DEV__FAIL_FN static __attribute__((noinline, unused))
 #define SHMEMX_DEV__PRINT(...) fprintf(stderr, __VA_ARGS__)
 #define SHMEMX_DEV__ABORT() abort()
 #endif
-#if defined(__HIPCC__)
-static __device__ __attribute__((noinline, unused)) void
-#else
-static __attribute__((noinline, unused)) void
-#endif
-shmemx_dev__fail(const shmemx_dev_t *d, const char *routine, int what,
-                 uint64_t v)
-{
-    switch (what) {
-    case SHMEMX_DEV__E_PE:
-        SHMEMX_DEV__PRINT("dmashmem: %s: PE %d: invalid PE %d (npes %d)\n",
-                          routine, d->me, (int)v, d->npes);
-        break;
-    case SHMEMX_DEV__E_REMOTE:
-        SHMEMX_DEV__PRINT("dmashmem: %s: PE %d: PE %d is on another node: "
-                          "kernels reach only PEs of this node\n",
-                          routine, d->me, (int)v);
-        break;
-    case SHMEMX_DEV__E_ADDR:
-        SHMEMX_DEV__PRINT("dmashmem: %s: PE %d: address %p is not "
-                          "symmetric\n",
-                          routine, d->me, (void *)(uintptr_t)v);
-        break;
-    case SHMEMX_DEV__E_SIGOP:
-        SHMEMX_DEV__PRINT("dmashmem: %s: PE %d: invalid sig_op %d\n",
-                          routine, d->me, (int)v);
-        break;
-    default:
-        SHMEMX_DEV__PRINT("dmashmem: %s: PE %d: invalid comparison %d\n",
-                          routine, d->me, (int)v);
-        break;
-    }
-    SHMEMX_DEV__ABORT();
-}
+#define SHMEMX_DEV__UNROLL
 
 /* The lanes of one wavefront that arrive together run `body` one after
  * the other (lowest lane first); on the host, a thread is one lane. */
@@ -231,25 +177,14 @@ SHMEMX_DEV_FN void shmemx_dev__fence_sys(void)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-/* The GPU address of symmetric address sym on PE pe. */
-SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
-                                    int pe, const char *routine)
+SHMEMX_DEV_FN void shmemx_dev__relax(void)
 {
-    uint64_t a = (uint64_t)(uintptr_t)sym;
-    if ((unsigned)pe >= (unsigned)d->npes)
-        shmemx_dev__fail(d, routine, SHMEMX_DEV__E_PE, (uint64_t)pe);
-    for (int s = 0; s < SHMEMX_DEV_SEGS; s++) {
-        uint64_t off = a - d->lo[s];
-        if (off < d->size[s]) {
-            uint64_t b = d->base[pe * SHMEMX_DEV_SEGS + s];
-            if (!b)
-                shmemx_dev__fail(d, routine, SHMEMX_DEV__E_REMOTE,
-                                 (uint64_t)pe);
-            return (char *)(uintptr_t)(b + off);
-        }
-    }
-    shmemx_dev__fail(d, routine, SHMEMX_DEV__E_ADDR, a);
-    return 0;
+    dsm_ring_relax();
+}
+
+SHMEMX_DEV_FN uint64_t shmemx_dev__ld_base(const uint64_t *p)
+{
+    return *p;
 }
 
 /* A local address as the GPU and its engine reach it: a symmetric one
@@ -282,10 +217,18 @@ SHMEMX_DEV_FN int shmemx_dev__done_by(const shmemx_dev_t *d, uint64_t end)
     return rp > end && rp - end > (1ull << 30);
 }
 
-SHMEMX_DEV_FN void shmemx_dev__wait_done(const shmemx_dev_t *d, uint64_t end)
+SHMEMX_DEV_FN void shmemx_dev__wait_done(const shmemx_dev_t *d, uint64_t end,
+                                         const char *routine)
 {
+    (void)routine;
     while (!shmemx_dev__done_by(d, end))
         dsm_ring_relax();
+}
+
+/* Ring bytes reserved so far: a quiet waits until the engine is there. */
+SHMEMX_DEV_FN uint64_t shmemx_dev__issued(const shmemx_dev_t *d)
+{
+    return __atomic_load_n(&d->ring->reserved, __ATOMIC_ACQUIRE);
 }
 
 /* Engine path: n bytes src -> dst (GPU addresses) in COPY_LINEARs, then
@@ -340,231 +283,43 @@ SHMEMX_DEV_FN uint64_t shmemx_dev__issue(const shmemx_dev_t *d, uint64_t dst,
     }
 }
 
-/* Copy n bytes with loads and stores (the store path). */
-SHMEMX_DEV__DEFINE_COPY(SHMEMX_DEV_FN)
-
-/* ---- completion and order ---- */
-
-/* Every operation issued so far by any thread of this PE is complete:
- * the engine has run every reserved packet, stores are visible. */
-SHMEMX_DEV_FN void shmemx_dev_quiet(shmemx_dev_t d)
+SHMEMX_DEV_FN uint64_t shmemx_dev__engine_copy(const shmemx_dev_t *d,
+                                               uint64_t dst, uint64_t src,
+                                               uint64_t n,
+                                               const char *routine)
 {
-    shmemx_dev__fence_sys();
-    shmemx_dev__wait_done(&d, __atomic_load_n(&d.ring->reserved,
-                                              __ATOMIC_ACQUIRE));
-}
-
-/* Engine operations are ordered among themselves (one queue, run in
- * order), but a later store-path operation could overtake one in flight:
- * fence waits for the engine (a quiet). */
-SHMEMX_DEV_FN void shmemx_dev_fence(shmemx_dev_t d)
-{
-    shmemx_dev_quiet(d);
-}
-
-/* ---- RMA ---- */
-
-SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
-                                         const void *src, size_t n, int pe)
-{
-    char *r = shmemx_dev__ptr(&d, dest, pe, "shmemx_dev_putmem_nbi");
-    src = shmemx_dev__local(&d, src);
-    if (n <= d.store_max) {
-        shmemx_dev__copy(r, src, n);
-        return;
-    }
-    SHMEMX_DEV__SERIAL(shmemx_dev__issue(&d, (uint64_t)(uintptr_t)r,
-                                         (uint64_t)(uintptr_t)src, n, 0, 0,
-                                         0));
-}
-
-SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
-                                     const void *src, size_t n, int pe)
-{
-    char *r = shmemx_dev__ptr(&d, dest, pe, "shmemx_dev_putmem");
     uint64_t end = 0;
-    src = shmemx_dev__local(&d, src);
-    if (n <= d.store_max) {
-        shmemx_dev__copy(r, src, n);
-        shmemx_dev__fence_sys();
-        return;
-    }
-    SHMEMX_DEV__SERIAL(end = shmemx_dev__issue(&d, (uint64_t)(uintptr_t)r,
-                                               (uint64_t)(uintptr_t)src, n,
-                                               0, 0, 0));
-    shmemx_dev__wait_done(&d, end);
+    (void)routine;
+    SHMEMX_DEV__SERIAL(end = shmemx_dev__issue(d, dst, src, n, 0, 0, 0));
+    return end;
 }
 
-SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
-                                         const void *src, size_t n, int pe)
-{
-    char *r = shmemx_dev__ptr(&d, src, pe, "shmemx_dev_getmem_nbi");
-    dest = shmemx_dev__local(&d, dest);
-    if (n <= d.store_max) {
-        shmemx_dev__copy(dest, r, n);
-        return;
-    }
-    SHMEMX_DEV__SERIAL(shmemx_dev__issue(&d, (uint64_t)(uintptr_t)dest,
-                                         (uint64_t)(uintptr_t)r, n, 0, 0,
-                                         0));
-}
-
-SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
-                                     const void *src, size_t n, int pe)
-{
-    char *r = shmemx_dev__ptr(&d, src, pe, "shmemx_dev_getmem");
-    uint64_t end = 0;
-    dest = shmemx_dev__local(&d, dest);
-    if (n <= d.store_max) {
-        shmemx_dev__copy(dest, r, n);
-        shmemx_dev__fence_sys();
-        return;
-    }
-    SHMEMX_DEV__SERIAL(end = shmemx_dev__issue(&d, (uint64_t)(uintptr_t)dest,
-                                               (uint64_t)(uintptr_t)r, n, 0,
-                                               0, 0));
-    shmemx_dev__wait_done(&d, end);
-}
-
-/* ---- signals ---- */
-
-/* Data, then the signal. Engine path: the signal is packets after the
- * copies in the same reservation (SET: two FENCEs, low dword first, so a
- * 64-bit reader never sees a value above the new one; ADD: ATOMIC add64),
- * no wait here. Small data: stores, a system fence, a system-scope atomic
- * store or add. */
-SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
-                                                const void *src, size_t n,
-                                                uint64_t *sig_addr,
+/* The signal is packets after the copies in the same reservation (SET:
+ * two FENCEs, low dword first, so a 64-bit reader never sees a value above
+ * the new one; ADD: ATOMIC add64): no wait, nothing left to the caller. */
+SHMEMX_DEV_FN int shmemx_dev__engine_put_signal(const shmemx_dev_t *d,
+                                                uint64_t dst, uint64_t src,
+                                                uint64_t n, uint64_t sig,
                                                 uint64_t signal, int sig_op,
-                                                int pe)
+                                                const char *routine)
 {
-    const char *rn = "shmemx_dev_putmem_signal_nbi";
-    char *r = shmemx_dev__ptr(&d, dest, pe, rn);
-    uint64_t *sig = (uint64_t *)shmemx_dev__ptr(&d, sig_addr, pe, rn);
-    if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
-        shmemx_dev__fail(&d, rn, SHMEMX_DEV__E_SIGOP, (uint64_t)sig_op);
-    src = shmemx_dev__local(&d, src);
-    if (n > d.store_max) {
-        SHMEMX_DEV__SERIAL(shmemx_dev__issue(
-            &d, (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)src, n,
-            (uint64_t)(uintptr_t)sig, signal, sig_op));
-        return;
-    }
-    shmemx_dev__copy(r, src, n);
-    shmemx_dev__fence_sys();
-    if (sig_op == SHMEM_SIGNAL_SET)
-        __atomic_store_n(sig, signal, __ATOMIC_RELEASE);
-    else
-        __atomic_fetch_add(sig, signal, __ATOMIC_ACQ_REL);
+    (void)routine;
+    SHMEMX_DEV__SERIAL(
+        shmemx_dev__issue(d, dst, src, n, sig, signal, sig_op));
+    return 1;
 }
 
-/* Local signal word: its value (acquire, system scope). */
-SHMEMX_DEV_FN uint64_t shmemx_dev_signal_fetch(shmemx_dev_t d,
-                                               const uint64_t *sig_addr)
-{
-    return shmemx_dev__ld_acq(shmemx_dev__local(&d, sig_addr));
-}
+#define SHMEMX_DEV__SIG_SET(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define SHMEMX_DEV__SIG_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
+#define SHMEMX_DEV__FADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
+#define SHMEMX_DEV__CAS(p, c, v)                                               \
+    ((void)__atomic_compare_exchange_n((p), &(c), (v), 0, __ATOMIC_SEQ_CST,    \
+                                       __ATOMIC_SEQ_CST))
+/* The AMO table names no separate atomic type: it is the C type. */
+#define SHMEMX_DEV__AMO_SAME(T, N) SHMEMX_DEV_AMO(T, N, T)
+#define SHMEMX_DEV__AMO_ALL SHMEMX_DEV_TYPES_AMO(SHMEMX_DEV__AMO_SAME)
 
-SHMEMX_DEV_FN int shmemx_dev__cmp(uint64_t v, int cmp, uint64_t value)
-{
-    switch (cmp) {
-    case SHMEM_CMP_EQ: return v == value;
-    case SHMEM_CMP_NE: return v != value;
-    case SHMEM_CMP_GT: return v > value;
-    case SHMEM_CMP_LE: return v <= value;
-    case SHMEM_CMP_LT: return v < value;
-    case SHMEM_CMP_GE: return v >= value;
-    }
-    return -1;
-}
-
-/* Wait until the local signal word satisfies cmp value; returns it. */
-SHMEMX_DEV_FN uint64_t shmemx_dev_signal_wait_until(shmemx_dev_t d,
-                                                    uint64_t *sig_addr,
-                                                    int cmp, uint64_t value)
-{
-    const char *w = shmemx_dev__local(&d, sig_addr);
-    uint64_t v = shmemx_dev__ld_acq(w);
-    int ok = shmemx_dev__cmp(v, cmp, value);
-    if (ok < 0)
-        shmemx_dev__fail(&d, "shmemx_dev_signal_wait_until",
-                         SHMEMX_DEV__E_CMP, (uint64_t)cmp);
-    while (!ok) {
-        dsm_ring_relax();
-        v = shmemx_dev__ld_acq(w);
-        ok = shmemx_dev__cmp(v, cmp, value);
-    }
-    return v;
-}
-
-/* ---- p / g (stores and loads on the peer's mapping) ---- */
-
-#define SHMEMX_DEV_PG(T, N)                                                    \
-    SHMEMX_DEV_FN void shmemx_dev_##N##_p(shmemx_dev_t d, T *dest, T value,    \
-                                          int pe)                              \
-    {                                                                          \
-        *(volatile T *)shmemx_dev__ptr(&d, dest, pe, "shmemx_dev_" #N "_p") =  \
-            value;                                                             \
-    }                                                                          \
-    SHMEMX_DEV_FN T shmemx_dev_##N##_g(shmemx_dev_t d, const T *src, int pe)   \
-    {                                                                          \
-        return *(volatile T *)shmemx_dev__ptr(&d, src, pe,                     \
-                                              "shmemx_dev_" #N "_g");          \
-    }
-SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
-#undef SHMEMX_DEV_PG
-
-/* ---- atomics: system scope on the peer's mapping ---- */
-
-#define SHMEMX_DEV_AMO(T, N)                                                   \
-    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_fetch_add(shmemx_dev_t d,          \
-                                                      T *dest, T value,        \
-                                                      int pe)                  \
-    {                                                                          \
-        T *p = (T *)shmemx_dev__ptr(&d, dest, pe,                              \
-                                    "shmemx_dev_" #N "_atomic_fetch_add");     \
-        return __atomic_fetch_add(p, value, __ATOMIC_SEQ_CST);                 \
-    }                                                                          \
-    SHMEMX_DEV_FN void shmemx_dev_##N##_atomic_add(shmemx_dev_t d, T *dest,    \
-                                                   T value, int pe)            \
-    {                                                                          \
-        T *p = (T *)shmemx_dev__ptr(&d, dest, pe,                              \
-                                    "shmemx_dev_" #N "_atomic_add");           \
-        __atomic_fetch_add(p, value, __ATOMIC_SEQ_CST);                        \
-    }                                                                          \
-    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_compare_swap(                      \
-        shmemx_dev_t d, T *dest, T cond, T value, int pe)                      \
-    {                                                                          \
-        T *p = (T *)shmemx_dev__ptr(&d, dest, pe,                              \
-                                    "shmemx_dev_" #N "_atomic_compare_swap");  \
-        __atomic_compare_exchange_n(p, &cond, value, 0, __ATOMIC_SEQ_CST,      \
-                                    __ATOMIC_SEQ_CST);                         \
-        return cond;                                                           \
-    }
-SHMEMX_DEV_TYPES_AMO(SHMEMX_DEV_AMO)
-#undef SHMEMX_DEV_AMO
-
-/* ---- barrier ---- */
-
-/* All PEs: quiet, then a dissemination barrier of stores into the peers'
- * arrival words (epoch e from PE j goes to word ARRIVE + j). Called by one
- * thread per PE (any one; the others of the kernel are not involved). */
-SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
-{
-    volatile unsigned long long *my =
-        (volatile unsigned long long *)shmemx_dev__local(&d, d.words);
-    shmemx_dev_quiet(d);
-    unsigned long long e = ++my[SHMEMX_DEV_W_EPOCH];
-    for (int k = 1; k < d.npes; k <<= 1) {
-        int to = (d.me + k) % d.npes, from = (d.me - k + d.npes) % d.npes;
-        char *w = shmemx_dev__ptr(&d, &d.words[SHMEMX_DEV_W_ARRIVE + d.me],
-                                  to, "shmemx_dev_barrier_all");
-        shmemx_dev__st_rel(w, e);
-        while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + from]) < e)
-            dsm_ring_relax();
-    }
-}
+#include <shmemx_dev_routines.h>
 
 #undef SHMEMX_DEV__PRINT
 #undef SHMEMX_DEV__ABORT

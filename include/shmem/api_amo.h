@@ -155,12 +155,17 @@ void SHMEM_FN(ctx_putmem_signal_nbi)(shmem_ctx_t ctx, void *dest,
 uint64_t SHMEM_FN(signal_fetch)(const uint64_t *sig_addr);
 uint64_t SHMEM_FN(signal_wait_until)(uint64_t *sig_addr, int cmp,
                                      uint64_t cmp_value);
-void SHMEM_FN(signal_add)(uint64_t *sig_addr, uint64_t signal, int pe);
-void SHMEM_FN(ctx_signal_add)(shmem_ctx_t ctx, uint64_t *sig_addr,
-                              uint64_t signal, int pe);
-void SHMEM_FN(signal_set)(uint64_t *sig_addr, uint64_t signal, int pe);
-void SHMEM_FN(ctx_signal_set)(shmem_ctx_t ctx, uint64_t *sig_addr,
-                              uint64_t signal, int pe);
+/* The declaration macros below stay defined: shmem/apix.h declares the
+ * same routines under their SOS names (shmemx_sos(3)) with them, with
+ * SHMEM_FN then naming shmemx_ or pshmemx_. */
+#define SHMEM_DECL_SIGNAL_ADD_SET()                                            \
+    void SHMEM_FN(signal_add)(uint64_t * sig_addr, uint64_t signal, int pe);  \
+    void SHMEM_FN(ctx_signal_add)(shmem_ctx_t ctx, uint64_t * sig_addr,       \
+                                  uint64_t signal, int pe);                    \
+    void SHMEM_FN(signal_set)(uint64_t * sig_addr, uint64_t signal, int pe);  \
+    void SHMEM_FN(ctx_signal_set)(shmem_ctx_t ctx, uint64_t * sig_addr,       \
+                                  uint64_t signal, int pe);
+SHMEM_DECL_SIGNAL_ADD_SET()
 
 /* ---- blocked strided RMA (1.6) ---- */
 #define SHMEM_DECL_IB_T(T, N)                                                  \
@@ -179,7 +184,6 @@ void SHMEM_FN(ctx_signal_set)(shmem_ctx_t ctx, uint64_t *sig_addr,
                                    ptrdiff_t sst, size_t bsize,                \
                                    size_t nblocks, int pe);
 SHMEM_TYPES_RMA(SHMEM_DECL_IB_T)
-#undef SHMEM_DECL_IB_T
 
 #define SHMEM_DECL_IB_SIZE(BITS, BYTES, T)                                     \
     void SHMEM_FN(ibput##BITS)(void *dest, const void *source, ptrdiff_t dst, \
@@ -197,7 +201,6 @@ SHMEM_TYPES_RMA(SHMEM_DECL_IB_T)
                                    ptrdiff_t sst, size_t bsize,                \
                                    size_t nblocks, int pe);
 SHMEM_SIZES(SHMEM_DECL_IB_SIZE)
-#undef SHMEM_DECL_IB_SIZE
 
 /* ---- contexts ---- */
 int SHMEM_FN(ctx_create)(long options, shmem_ctx_t *ctx);

@@ -54,48 +54,10 @@ int SHMEM_FN(req_free)(shmemx_req_t req);
 /* ---- SOS compatibility (shmemx_sos(3)): the names Sandia OpenSHMEM gave
  * routines before OpenSHMEM 1.6 made them standard. Each is the standard
  * routine under the SOS name. ---- */
-#define SHMEMX_DECL_IB_T(T, N)                                                 \
-    void SHMEM_FN(N##_ibput)(T * dest, const T *source, ptrdiff_t dst,        \
-                             ptrdiff_t sst, size_t bsize, size_t nblocks,      \
-                             int pe);                                          \
-    void SHMEM_FN(ctx_##N##_ibput)(shmem_ctx_t ctx, T * dest,                 \
-                                   const T *source, ptrdiff_t dst,             \
-                                   ptrdiff_t sst, size_t bsize,                \
-                                   size_t nblocks, int pe);                    \
-    void SHMEM_FN(N##_ibget)(T * dest, const T *source, ptrdiff_t dst,        \
-                             ptrdiff_t sst, size_t bsize, size_t nblocks,      \
-                             int pe);                                          \
-    void SHMEM_FN(ctx_##N##_ibget)(shmem_ctx_t ctx, T * dest,                 \
-                                   const T *source, ptrdiff_t dst,             \
-                                   ptrdiff_t sst, size_t bsize,                \
-                                   size_t nblocks, int pe);
-SHMEM_TYPES_RMA(SHMEMX_DECL_IB_T)
-#undef SHMEMX_DECL_IB_T
-
-#define SHMEMX_DECL_IB_SIZE(BITS, BYTES, T)                                    \
-    void SHMEM_FN(ibput##BITS)(void *dest, const void *source, ptrdiff_t dst, \
-                               ptrdiff_t sst, size_t bsize, size_t nblocks,    \
-                               int pe);                                        \
-    void SHMEM_FN(ctx_ibput##BITS)(shmem_ctx_t ctx, void *dest,               \
-                                   const void *source, ptrdiff_t dst,          \
-                                   ptrdiff_t sst, size_t bsize,                \
-                                   size_t nblocks, int pe);                    \
-    void SHMEM_FN(ibget##BITS)(void *dest, const void *source, ptrdiff_t dst, \
-                               ptrdiff_t sst, size_t bsize, size_t nblocks,    \
-                               int pe);                                        \
-    void SHMEM_FN(ctx_ibget##BITS)(shmem_ctx_t ctx, void *dest,               \
-                                   const void *source, ptrdiff_t dst,          \
-                                   ptrdiff_t sst, size_t bsize,                \
-                                   size_t nblocks, int pe);
-SHMEM_SIZES(SHMEMX_DECL_IB_SIZE)
-#undef SHMEMX_DECL_IB_SIZE
-
-void SHMEM_FN(signal_add)(uint64_t *sig_addr, uint64_t signal, int pe);
-void SHMEM_FN(ctx_signal_add)(shmem_ctx_t ctx, uint64_t *sig_addr,
-                              uint64_t signal, int pe);
-void SHMEM_FN(signal_set)(uint64_t *sig_addr, uint64_t signal, int pe);
-void SHMEM_FN(ctx_signal_set)(shmem_ctx_t ctx, uint64_t *sig_addr,
-                              uint64_t signal, int pe);
+/* Declared with shmem/api_amo.h's macros (SHMEM_FN is shmemx_ here). */
+SHMEM_TYPES_RMA(SHMEM_DECL_IB_T)
+SHMEM_SIZES(SHMEM_DECL_IB_SIZE)
+SHMEM_DECL_SIGNAL_ADD_SET()
 
 #define SHMEMX_DECL_SCAN(T, N)                                                 \
     int SHMEM_FN(N##_sum_inscan)(shmem_team_t team, T * dest,                 \

@@ -151,26 +151,7 @@ static void build_queue_dev(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
         const dsm_part_t *x = &p->peer[i];
         if (!x->len || !x->count)
             continue;
-        if (p->pull_min && x->len >= p->pull_min && x->count == 1 &&
-            x->rsrc && x->ldst_pull) {
-            /* First half pushed by me into the peer's slot, second half
-             * of the peer's block pulled into mine; the peer does the
-             * mirror image. Its ready says its source is filled and its
-             * dest free; my arrival after both copies says I am done
-             * with its source too. */
-            size_t h = DSM_MIN((x->len / 2 + 255) & ~(size_t)255, x->len);
-            dsm_cmd_t c = {.op = DSM_CMD_COPY};
-            c.u.copy.src = x->src;
-            c.u.copy.dst = x->dst;
-            c.u.copy.len = h;
-            cb_push(b, &c);
-            c.u.copy.src = x->rsrc + h;
-            c.u.copy.dst = x->ldst_pull + h;
-            c.u.copy.len = x->len - h;
-            cb_push(b, &c);
-        } else {
-            cb_copy(b, x);
-        }
+        cb_copy(b, x);
     }
     if (p->dsync == DSM_DSYNC_HOST) {
         /* Into the peer's host word (its CPU checks it at wait). */

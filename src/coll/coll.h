@@ -212,14 +212,6 @@ dsm_team_t *dsm_team_aset(int start, int log_stride, int size,
  * duration (callers do not), writes dest on every member including this
  * one, and fails the job on misuse. The deprecated active-set routines call
  * them with an active-set team (sig_world = 1: see "Indexing" above). */
-/* A persistent request started (wait 0) or waited for (wait 1) on behalf
- * of a GPU kernel (the device API's proxy thread, runtime/devapi.c): the
- * request is checked and errors end the job naming routine. */
-void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine);
-/* The device API's proxy thread, on every pass: post the next instances of
- * requests kernels trigger by a store; nonzero while one is in use. */
-int dsm_coll_req_device_poll(void);
-
 /* routine and esize (the element size) describe the call (agree.c). */
 void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
                        size_t nbytes, const char *routine, size_t esize);

@@ -4,8 +4,9 @@
  * SHMEM_PRELAUNCH_DEPTH instances posted ahead as chains that start with
  * WAIT(trigger >= k), so shmemx_req_start is one store to the trigger and
  * shmemx_req_wait waits for the instance, then posts the next one. Kernel
- * handles (shmemx_req_device) are in persist_kernel.c; the request itself
- * is in persistent_int.h.
+ * handles (shmemx_req_device) are the device API's (src/devapi/kreq.c),
+ * reached through the operations it registers; the request itself is in
+ * persistent_int.h.
  *
  * Each request owns:
  *  - a private copy of the team (a split with the same members), so its
@@ -26,7 +27,9 @@
  *
  * On GPU buffers with the cuda backend (plan.dsync) one cross-GPU
  * exchange per instance is left (SHMEM_PERSISTENT_SYNC, chain.h
- * DSM_DSYNC_*; default host): shmemx_req_start stores the instance's
+ * DSM_DSYNC_*; default host, measured fastest: persistent fcollect 1 KiB
+ * on the H200 host 17.1 us, dev 27.4, the removed hready 22.3-23.7 and
+ * the removed team protocol 40.2-42.8): shmemx_req_start stores the instance's
  * ready value into each peer's host word for me (dsm_persist_fire(): my dest is free
  * and my source filled from then on), the chain waits for my trigger and
  * for the peers' ready values on the stream, copies, and its engine writes
@@ -35,10 +38,10 @@
  * pair's word (monotonic: the peer stores 2k+1 only after its instance k,
  * whose arrival write came first in its stream, completed). `dev` is the
  * earlier protocol (ready and arrival through device words, both waited
- * for on the stream); the PE zeroes its device words at free. The next
- * instance is posted when the wait begins (one more instance slot), so
- * the driver calls overlap the running instance. SHMEM_PERSISTENT_DEVSYNC=0
- * keeps the team's host-word chains (for measuring).
+ * for on the stream), kept because trigger-mode kernel handles over other
+ * GPUs need it (shmemx_dev(3)); the PE zeroes its device words at free.
+ * The next instance is posted when the wait begins (one more instance
+ * slot), so the driver calls overlap the running instance.
  *
  * A team with a member on this PE's own GPU posts nothing ahead (r->lazy):
  * start fires the instance, then posts it, so its gate is open when the
@@ -56,11 +59,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Split push/pull off until measured better (docs/PERFORMANCE.md). */
-#ifndef DSM_COLL_PULL_MIN_DEFAULT
-#define DSM_COLL_PULL_MIN_DEFAULT 0
-#endif
 
+/* ------------------------------------------------------------ kernels */
+
+/* Until the device API registers its part (at load): no kernel handles. */
+static void kernel_none_fatal(struct dsm_coll_req *r)
+{
+    dsm_rt_fatal(r->routine, "request %p has a kernel handle, but this "
+                 "library has no device API", (void *)r);
+}
+static int kernel_none_alloc(struct dsm_coll_req *r)
+{
+    (void)r;
+    return -1;
+}
+static void kernel_none_free(struct dsm_coll_req *r)
+{
+    (void)r; /* nothing was made */
+}
+static void kernel_none_trigger(struct dsm_coll_req *r, uint64_t k)
+{
+    (void)k;
+    kernel_none_fatal(r);
+}
+static int kernel_none_start(struct dsm_coll_req *r)
+{
+    kernel_none_fatal(r);
+    return -1;
+}
+static const dsm_coll_kernel_ops_t kernel_none = {
+    .size = sizeof(dsm_coll_kernel_ops_t),
+    .kh_alloc = kernel_none_alloc,
+    .kh_free = kernel_none_free,
+    .kd_trigger = kernel_none_trigger,
+    .kstart = kernel_none_start,
+    .kwait = kernel_none_fatal,
+    .kmode_end = kernel_none_fatal,
+};
+static const dsm_coll_kernel_ops_t *kops = &kernel_none;
+
+void dsm_coll_kernel_register(const dsm_coll_kernel_ops_t *ops)
+{
+    if (ops && ops->size == sizeof(*ops))
+        kops = ops;
+}
 
 /* ------------------------------------------------------------ queues */
 
@@ -182,8 +224,7 @@ static void post(struct dsm_coll_req *r, int fire_first)
         /* The peers that started too have stored their readies: with
          * those in, the instance's WAITs are open and the backend posts
          * none (cuda: its copies may then be a cached graph). */
-        if (r->plan.dsync == DSM_DSYNC_HOST ||
-            r->plan.dsync == DSM_DSYNC_HREADY)
+        if (r->plan.dsync == DSM_DSYNC_HOST)
             dsm_chain_await_readies(&r->plan, DSM_PERSIST_READY_SPIN_NS);
     }
     dsm_chain_post_gated(&r->plan, r->q, r->dtrig ? r->dtrig : r->trigger, k,
@@ -199,7 +240,7 @@ void dsm_persist_post_next(struct dsm_coll_req *r)
 static void gate(struct dsm_coll_req *r, uint64_t k)
 {
     if (r->dtrig)
-        dsm_persist_kd_trigger(r, k);
+        kops->kd_trigger(r, k);
     else
         dsm_sdma_trigger(dsm_rt.sdma, r->trigger, k, &dsm_rt.ctrl->wake);
 }
@@ -215,13 +256,11 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
     int i, mode = DSM_DSYNC_HOST;
 
     /* host: measured fastest (persistent fcollect 1 KiB on H200: dev
-     * 27.4 us, hready 22.3-23.7, host 17.1; docs/PERFORMANCE.md). The
-     * environment table allows only host, hready and dev. */
+     * 27.4 us, host 17.1; docs/PERFORMANCE.md). The environment table
+     * allows only host and dev. */
     if (!strcmp(dsm_env.persistent_sync, "dev"))
         mode = DSM_DSYNC_DEV;
-    else if (!strcmp(dsm_env.persistent_sync, "hready"))
-        mode = DSM_DSYNC_HREADY;
-    if (!dsm_env.persistent_devsync || !nbytes ||
+    if (!nbytes ||
         (p->algo != DSM_ALGO_PCPY && p->algo != DSM_ALGO_B2B) ||
         !dsm_rt_private_device(dest) || !dsm_rt_private_device(src))
         return 0;
@@ -241,17 +280,7 @@ static int use_dsync(struct dsm_coll_req *r, void *dest, const void *src,
     return mode;
 }
 
-/* Split push/pull (chain.c build_queue_dev): SHMEM_COLL_PULL_MIN bytes per
- * block, 0 = off. Needs the source in the device heap (the peer's block
- * is read through its mapping). */
-static size_t pull_min(void)
-{
-    if (!dsm_env.coll_pull_min_set || dsm_env.coll_pull_min == UINT64_MAX)
-        return DSM_COLL_PULL_MIN_DEFAULT; /* unset or auto */
-    return (size_t)dsm_env.coll_pull_min;
-}
-
-/* Start instance k: (HREADY/HOST) my ready value into every peer's host
+/* Start instance k: (HOST) my ready value into every peer's host
  * word for me, which its engines wait for, then my trigger. In that
  * order: under HOST my chain's arrival SIGNAL goes into the same word,
  * and with the trigger first my engine could deliver the arrival (the
@@ -261,7 +290,7 @@ static size_t pull_min(void)
  * starts within microseconds). */
 void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
 {
-    if (r->plan.dsync == DSM_DSYNC_HREADY || r->plan.dsync == DSM_DSYNC_HOST) {
+    if (r->plan.dsync == DSM_DSYNC_HOST) {
         const dsm_inst_t *in = &r->inst[k % (uint64_t)r->nslots];
         for (int i = 0; i < r->plan.np; i++)
             __atomic_store_n(
@@ -277,8 +306,8 @@ void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
 void dsm_persist_ahead_note(const char *routine)
 {
     static int said;
-    const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
-    if (dsm_rt.me || !g || strcmp(g->name, "cuda") ||
+    if (dsm_rt.me ||
+        !(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_GATES_HOLD) ||
         __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         return;
     fprintf(stderr,
@@ -398,26 +427,6 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     p->algo = dsm_coll_algo(kind, nbytes, n, 0);
     p->nq = dsm_chain_nqueues(p);
     p->dsync = use_dsync(r, dest, source, nbytes);
-    if (p->dsync) {
-        const dsm_seg_t *dh = &dsm_rt.segs[DSM_SEG_DEVICE];
-        /* In place (AllGather): each PE's source is its own slot of dest,
-         * not one symmetric source, so there is no peer block to pull. */
-        p->pull_min = kind == DSM_COLL_AG && !p->local.len ? 0 : pull_min();
-        for (i = 0; p->pull_min && i < p->np; i++) {
-            dsm_part_t *x = &p->peer[i];
-            const char *blk = src + (size_t)me * sblk; /* m's block for me */
-            if ((uintptr_t)blk - (uintptr_t)dh->base >= dh->size ||
-                (uintptr_t)blk + nbytes - (uintptr_t)dh->base > dh->size)
-                break; /* source not symmetric in the device heap */
-            x->rsrc = dsm_rt_xlate(routine, blk, nbytes, dsm_team_pe(r->t, x->m));
-            x->ldst_pull = x->ldst;
-        }
-        if (i < p->np) {
-            p->pull_min = 0;
-            for (i = 0; i < p->np; i++)
-                p->peer[i].rsrc = p->peer[i].ldst_pull = NULL;
-        }
-    }
     if (!p->dsync)
         r->nslots = r->depth; /* posted after the wait, as always */
     /* Bounded: a queue full of gated chains would block its producer.
@@ -448,22 +457,24 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
      * cuMemcpyHtoD by the program (gpu_coll's copy-in before each start)
      * never completed while the instances posted ahead waited for their
      * trigger, so every such job hung at its first start. The cause
-     * (test/gpu/gate_probe.c, 2026-12-02): a synchronous legacy-stream
+     * (test/gpu/probes/gate_probe.c, 2026-12-02): a synchronous legacy-stream
      * copy can wait behind a gated copy; copies on the
      * program's own non-blocking streams passed with 2 PEs (persistent
      * fcollect 1 KiB 14.5 us instead of 27.6 under MPS) and still hung
-     * with 3 and 4 (more gated streams than the GPU's copy queues).
-     * SHMEM_PERSISTENT_SHARED_AHEAD=1 posts ahead anyway. Otherwise each
-     * instance is posted by shmemx_req_start, right before its trigger:
-     * the same chain and protocol, the posting's driver calls on the
-     * start's path (docs/PERFORMANCE.md). */
+     * with 3 and 4 (more gated streams than the GPU's copy queues). So
+     * each instance is posted by shmemx_req_start, right before its
+     * trigger: the same chain and protocol, the posting's driver calls on
+     * the start's path, and since its copies replay a cached graph
+     * faster than posting ahead was (2 PEs under MPS, persistent fcollect
+     * 1 KiB: 10.6-11.9 us against 15.2-16.4; docs/PERFORMANCE.md). The
+     * lever that posted ahead anyway (SHMEM_PERSISTENT_SHARED_AHEAD) was
+     * removed (#29). */
     for (i = 0; i < p->np && !r->lazy; i++)
-        r->lazy = !dsm_env.persistent_shared_ahead &&
-                  dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
+        r->lazy = dsm_rt_gpu_shared_with(dsm_team_pe(r->t, p->peer[i].m));
     /* A kernel may trigger this one by a store (shmemx_req_device): its
      * chains end with the done words the kernel polls. */
     if (dsm_env.dev_req_trigger && !r->lazy && p->dsync == DSM_DSYNC_DEV &&
-        !dsm_persist_kh_alloc(r)) {
+        !kops->kh_alloc(r)) {
         p->kdone = r->kd->done;
         p->kdone_host = r->kh->done;
     }
@@ -472,14 +483,12 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     if (!r->lazy && r->depth)
         dsm_persist_ahead_note(routine);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
-              "on %d queue(s), sync %s, pull from %zu bytes", routine,
+              "on %d queue(s), sync %s", routine,
               dsm_algo_name(p->algo), n, nbytes,
               r->lazy ? 0 : r->depth, p->nq,
-              p->dsync == DSM_DSYNC_DEV      ? "device words"
-              : p->dsync == DSM_DSYNC_HREADY ? "host ready, device arrival"
-              : p->dsync == DSM_DSYNC_HOST   ? "host ready and arrival"
-                                             : "host words (team)",
-              p->pull_min);
+              p->dsync == DSM_DSYNC_DEV    ? "device words"
+              : p->dsync == DSM_DSYNC_HOST ? "host ready and arrival"
+                                           : "host words (team)");
     live_add(r);
     *out = r;
     return 0;
@@ -542,7 +551,7 @@ int pshmemx_req_start(shmemx_req_t req)
     struct dsm_coll_req *r = dsm_persist_req_check(req, "shmemx_req_start");
 
     if (r->kmode)
-        return dsm_persist_kstart(r);
+        return kops->kstart(r);
     if (r->started != r->completed) {
         dsm_debug("shmemx_req_start: the request is active (started without "
                   "shmemx_req_wait)");
@@ -574,7 +583,7 @@ int pshmemx_req_wait(shmemx_req_t req)
     struct dsm_coll_req *r = dsm_persist_req_check(req, "shmemx_req_wait");
 
     if (r->kmode) {
-        dsm_persist_kwait(r);
+        kops->kwait(r);
         return 0;
     }
     if (r->started == r->completed)
@@ -597,6 +606,19 @@ int pshmemx_req_wait(shmemx_req_t req)
 }
 DSM_WEAKX(req_wait)
 
+void dsm_persist_req_kernel(shmemx_req_t req, int wait, const char *routine)
+{
+    struct dsm_coll_req *r = dsm_persist_req_check(req, routine);
+    if (wait) {
+        pshmemx_req_wait(r);
+        return;
+    }
+    if (r->started != r->completed)
+        dsm_rt_fatal(routine, "request %p is active (started again without "
+                     "shmemx_dev_req_wait or shmemx_req_wait)", (void *)r);
+    pshmemx_req_start(r);
+}
+
 /* Finish what r has running and give back what it holds. fini: called by
  * finalize for a request the program never freed; its team goes without
  * the collective destroy (finalize has synchronised every PE already). */
@@ -606,7 +628,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
 
     live_remove(r);
     if (r->kmode)
-        dsm_persist_kmode_end(r);
+        kops->kmode_end(r);
     if (r->t && r->at_wait) {
         if (r->started != r->completed)
             wait_started(r);
@@ -661,7 +683,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
     free(r->arr);
     free(r->rdy);
     dsm_words_free(r->trigger, 1);
-    dsm_persist_kh_free(r);
+    kops->kh_free(r);
     pthread_mutex_destroy(&r->plock);
     free(r);
 }

@@ -1,8 +1,11 @@
 /*
- * Persistent collectives' private parts (shmemx_req(3)): the request, shared
- * by persistent.c (requests, their chains and the host's start, wait and
- * free) and persist_kernel.c (kernel handles: shmemx_req_device, the
- * trigger mode and the proxy thread's re-posting).
+ * Persistent collectives' request (shmemx_req(3)), shared by
+ * src/coll/persistent.c (requests, their chains and the host's start, wait
+ * and free) and the device API (src/devapi/kreq.c: kernel handles,
+ * shmemx_req_device, the trigger mode and the proxy thread's re-posting).
+ * This header is the device API's way into coll (test/layers): the device
+ * API sits above coll, so coll reaches its part of a request only through
+ * the operations it registers (dsm_coll_kernel_ops_t, below).
  */
 #ifndef DSM_COLL_PERSISTENT_INT_H
 #define DSM_COLL_PERSISTENT_INT_H
@@ -27,7 +30,7 @@ struct dsm_coll_req {
     uint64_t posted, started, completed; /* instance numbers, from 1 */
     dsm_inst_t *inst;                    /* [nslots], instance k at k % nslots */
     uint64_t *arr;                       /* [nslots][np] */
-    uint64_t *rdy;                       /* [nslots][np] (HREADY/HOST) */
+    uint64_t *rdy;                       /* [nslots][np] (HOST) */
     const char *routine;
     uint32_t magic;
     int at_wait;          /* team not all mapped: run at wait (see above) */
@@ -61,7 +64,7 @@ struct dsm_coll_req {
 /* persistent.c */
 /* Post instance posted + 1 behind the request's trigger. */
 void dsm_persist_post_next(struct dsm_coll_req *r);
-/* Start instance k: ready values (HREADY/HOST), then the trigger. */
+/* Start instance k: ready values (HOST), then the trigger. */
 void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k);
 /* A chain queue for engine index i, from the free list or new. */
 dsm_sdma_queue_t *dsm_persist_queue_get(int i, const char *routine);
@@ -71,18 +74,29 @@ void dsm_persist_ahead_note(const char *routine);
 /* The request behind a handle, or the job fails naming routine. */
 struct dsm_coll_req *dsm_persist_req_check(shmemx_req_t req,
                                            const char *routine);
+/* Start (wait 0) or wait for (wait 1) a request on behalf of a GPU
+ * kernel (a FIFO HOST slot, on the device API's proxy thread): the
+ * request is checked and errors end the job naming routine. */
+void dsm_persist_req_kernel(shmemx_req_t req, int wait, const char *routine);
 
-/* persist_kernel.c */
-/* The host's start and wait of a request in TRIGGER mode. */
-int dsm_persist_kstart(struct dsm_coll_req *r);
-void dsm_persist_kwait(struct dsm_coll_req *r);
-/* A kernel handle for r (PROXY mode until shmemx_req_device): 0 when
- * made, -1 where the backend cannot give kernels words. */
-int dsm_persist_kh_alloc(struct dsm_coll_req *r);
-/* Open r's gates up to k: the device trigger (dtrig) or *trigger. */
-void dsm_persist_kd_trigger(struct dsm_coll_req *r, uint64_t k);
-void dsm_persist_kh_free(struct dsm_coll_req *r);
-/* Back from TRIGGER mode to the host's counters (release). */
-void dsm_persist_kmode_end(struct dsm_coll_req *r);
+/* The device API's part of a request (src/devapi/kreq.c), registered by
+ * it when the library is loaded; until then (and in a library without
+ * it) requests have no kernel handle: kh_alloc fails, and the others are
+ * unreachable, since only the device API sets kh, dtrig and kmode. */
+typedef struct dsm_coll_kernel_ops {
+    size_t size; /* sizeof(dsm_coll_kernel_ops_t) */
+    /* A kernel handle for r (PROXY mode until shmemx_req_device): 0 when
+     * made, -1 where the backend cannot give kernels words. */
+    int (*kh_alloc)(struct dsm_coll_req *r);
+    void (*kh_free)(struct dsm_coll_req *r);
+    /* Open r's gates up to k in the device trigger word (r->dtrig). */
+    void (*kd_trigger)(struct dsm_coll_req *r, uint64_t k);
+    /* The host's start and wait of a request in TRIGGER mode (r->kmode). */
+    int (*kstart)(struct dsm_coll_req *r);
+    void (*kwait)(struct dsm_coll_req *r);
+    /* Back from TRIGGER mode to the host's counters (release). */
+    void (*kmode_end)(struct dsm_coll_req *r);
+} dsm_coll_kernel_ops_t;
+void dsm_coll_kernel_register(const dsm_coll_kernel_ops_t *ops);
 
 #endif /* DSM_COLL_PERSISTENT_INT_H */

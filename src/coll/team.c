@@ -18,16 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctx.h" /* dsm_ctx_new: shmem_team_create_ctx's contexts */
 #include "wait.h"
-
-/* The team routines' context constructor (src/runtime/ctx.h). Weak: the
- * library links, and shmem_team_create_ctx fails cleanly, without it. */
-#if __has_include("ctx.h")
-#include "ctx.h"
-#else
-int dsm_ctx_new(long options, struct dsm_team *team, dsm_ctx_t **out);
-#endif
-#pragma weak dsm_ctx_new
 
 _Static_assert(sizeof(dsm_ctrl_t) <= DSM_INTERNAL_CTRL_BYTES,
                "the control page outgrew its part of the internal area");
@@ -204,9 +196,7 @@ static void team_setup(dsm_team_t *t, int slot)
         t->sig_stride = t->size;
     t->sig = slot_sig(dsm_rt.me, slot);
     t->xchg = (uint64_t *)slot_base(dsm_rt.me, slot);
-    t->caps = ~0u;
-    for (i = 0; i < t->size; i++)
-        t->caps &= dsm_path_of(t->pes[i])->caps;
+    t->caps = dsm_path_caps_of(&dsm_paths, t->pes, t->size);
     pthread_mutex_init(&t->lock, NULL);
     t->magic = DSM_TEAM_MAGIC;
 }
@@ -724,7 +714,7 @@ int pshmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
     if (!ctx)
         dsm_rt_fatal(routine, "ctx is NULL");
     *ctx = SHMEM_CTX_INVALID;
-    if (!t || !dsm_ctx_new)
+    if (!t)
         return -1;
     if ((t->config_mask & SHMEM_TEAM_NUM_CONTEXTS) &&
         __atomic_load_n(&t->nctx, __ATOMIC_RELAXED) >=

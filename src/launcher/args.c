@@ -51,6 +51,22 @@ static int parse_npes(const char *s, options_t *o)
     return 0;
 }
 
+static const struct {
+    const char *name, *def;
+} lenv[LENV_COUNT] = {
+#define LENV_ROW(name, type, field, def, help) [LENV_##field] = {#name, def},
+    DSM_ENV_LAUNCHER(LENV_ROW)
+#undef LENV_ROW
+};
+
+const char *dsm_launcher_env(int which, const char **name)
+{
+    const char *v = getenv(lenv[which].name);
+    if (name)
+        *name = lenv[which].name;
+    return v && *v ? v : lenv[which].def;
+}
+
 static int parse_timeout_str(const char *s, double *out)
 {
     char *end;
@@ -215,10 +231,10 @@ int dsm_launcher_parse_args(int argc, char **argv, options_t *o)
         goto bad;
     }
     if (o->timeout_s == 0) {
-        const char *env = getenv("SHMEM_LAUNCHER_TIMEOUT");
-        if (env && *env && parse_timeout_str(env, &o->timeout_s) < 0) {
-            fprintf(stderr, PROG ": invalid SHMEM_LAUNCHER_TIMEOUT '%s'\n",
-                    env);
+        const char *name;
+        const char *env = dsm_launcher_env(LENV_launcher_timeout, &name);
+        if (*env && parse_timeout_str(env, &o->timeout_s) < 0) {
+            fprintf(stderr, PROG ": invalid %s '%s'\n", name, env);
             goto bad;
         }
     }

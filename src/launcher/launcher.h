@@ -37,6 +37,7 @@
 #endif
 
 #include "common/common.h"
+#include "common/env_table.h"
 #include "boot/wire.h"
 
 #ifndef PACKAGE_VERSION
@@ -145,6 +146,19 @@ enum { JAN_PATH = 1, JAN_ADD_PID, JAN_DEL_PID, JAN_MPS };
 
 /* args.c: -1 to go on, else the exit status for main. */
 int dsm_launcher_parse_args(int argc, char **argv, options_t *o);
+
+/* The launcher's own variables, named and defaulted by the environment
+ * table (DSM_ENV_LAUNCHER, common/env_table.h): LENV_launcher_timeout,
+ * LENV_mps_control. dsm_launcher_env gives the value, or the table's
+ * default where the variable is unset or empty; *name (if not NULL)
+ * receives the variable's name, for messages. */
+enum {
+#define LENV_ENUM(name, type, field, def, help) LENV_##field,
+    DSM_ENV_LAUNCHER(LENV_ENUM)
+#undef LENV_ENUM
+    LENV_COUNT
+};
+const char *dsm_launcher_env(int which, const char **name);
 
 /* handoff.c: exec mpirun or srun; returns only on failure, with the exit
  * status for main. */

@@ -30,8 +30,7 @@
 
 static const char *control(void)
 {
-    const char *c = getenv("SHMEM_MPS_CONTROL");
-    return c && *c ? c : "nvidia-cuda-mps-control";
+    return dsm_launcher_env(LENV_mps_control, NULL);
 }
 
 /* Run the control program with the job's directories; "-d" starts the

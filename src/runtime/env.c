@@ -103,7 +103,7 @@ static const struct {
     const char *const *value;
     const char *choices; /* '|'-separated */
 } str_choices[] = {
-    {"SHMEM_PERSISTENT_SYNC", &dsm_env.persistent_sync, "host|hready|dev"},
+    {"SHMEM_PERSISTENT_SYNC", &dsm_env.persistent_sync, "host|dev"},
     {"SHMEM_OFI_COMPLETION", &dsm_env.ofi_completion, "auto|delivery|read"},
     {"SHMEM_OFI_FENCE", &dsm_env.ofi_fence, "auto|quiet|target"},
     {"SHMEM_BIND_TO", &dsm_env.bind_to, "auto|none|core|numa"},
@@ -203,7 +203,7 @@ static void fmt_BOOL(char *b, size_t n, int v)
 }
 static void fmt_STR(char *b, size_t n, const char *v)
 {
-    snprintf(b, n, "%s", v ? v : "");
+    snprintf(b, n, "%s", v && *v ? v : "\"\""); /* "" shows as "" */
 }
 
 void dsm_env_print(void)
@@ -212,8 +212,8 @@ void dsm_env_print(void)
     printf("dmashmem environment variables (value, default, meaning):\n");
 #define DSM_ENV_PRINT(name, type, field, def, help)                            \
     fmt_##type(val, sizeof(val), dsm_env.field);                               \
-    printf("  %-26s %-12s (default %s%s)\n      %s\n", #name, val, def,        \
-           dsm_env.field##_set ? ", set" : "", help);
+    printf("  %-26s %-12s (default %s%s)\n      %s\n", #name, val,             \
+           *def ? def : "\"\"", dsm_env.field##_set ? ", set" : "", help);
     DSM_ENV_LIST(DSM_ENV_PRINT)
 #undef DSM_ENV_PRINT
     fflush(stdout);

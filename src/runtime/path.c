@@ -284,14 +284,6 @@ const dsm_path_ops_t dsm_path_net = {
 
 /* ------------------------------------------------------------ table */
 
-static void use(const dsm_path_ops_t *o)
-{
-    for (int i = 0; i < dsm_paths.nused; i++)
-        if (dsm_paths.used[i] == o)
-            return;
-    dsm_paths.used[dsm_paths.nused++] = o;
-}
-
 /* How PE pe is reached, in words: "shm (load/store, cpu engines), AMOs
  * net" or "net (tcp;ofi_rxm on eth1), AMOs net". */
 static void path_words(int pe, char *out, size_t cap)
@@ -365,45 +357,30 @@ static void paths_print(void)
 dsm_status_t dsm_paths_init(void)
 {
     const int n = dsm_rt.npes;
-    unsigned engine_caps = dsm_sdma_caps(dsm_rt.sdma);
-    int spans_nodes = 0;
+    const dsm_seg_t *dev = &dsm_rt.segs[DSM_SEG_DEVICE];
+    unsigned char *flags = calloc((size_t)n, 2); /* remote[n], device[n] */
+    dsm_path_place_t in = {
+        .npes = n,
+        .remote = flags,
+        .device = flags ? flags + n : NULL,
+        .engine_caps = dsm_sdma_caps(dsm_rt.sdma),
+        .net_ordered = dsm_net_ordered(),
+        .check = dsm_rt.check,
+        .shm = &dsm_path_shm,
+        .net = &dsm_path_net,
+    };
 
     dsm_paths.pe = calloc((size_t)n, sizeof(*dsm_paths.pe));
-    if (!dsm_paths.pe)
+    if (!dsm_paths.pe || !flags) {
+        free(flags);
         return DSM_ERR_NOMEM;
-    dsm_paths.nused = 0;
-    for (int pe = 0; pe < n; pe++)
-        spans_nodes |= dsm_net_reaches(pe);
-    dsm_paths.caps_all = ~0u;
-    for (int pe = 0; pe < n; pe++) {
-        dsm_path_t *p = &dsm_paths.pe[pe];
-        if (dsm_net_reaches(pe)) {
-            p->rma = &dsm_path_net;
-            p->caps = dsm_net_ordered() ? DSM_PATH_CAP_ORDERED : 0;
-        } else {
-            p->rma = &dsm_path_shm;
-            /* One engine queue per target keeps its writes in order. */
-            p->caps = DSM_PATH_CAP_LOADSTORE | DSM_PATH_CAP_ENGINES |
-                      DSM_PATH_CAP_ORDERED;
-            if (dsm_rt.segs[DSM_SEG_DEVICE].size &&
-                dsm_rt.segs[DSM_SEG_DEVICE].peer[pe] &&
-                (engine_caps & DSM_SDMA_CAP_DEVICE_MEM))
-                p->caps |= DSM_PATH_CAP_DEVICE;
-        }
-        /* The atomicity domain (path.h). */
-        if (spans_nodes) {
-            p->amo = &dsm_path_net;
-        } else {
-            p->amo = &dsm_path_shm;
-            p->caps |= DSM_PATH_CAP_CPU_AMO;
-        }
-        dsm_paths.caps_all &= p->caps;
-        use(p->rma);
-        use(p->amo);
     }
-    dsm_paths.shm_only = dsm_paths.nused == 1 &&
-                         dsm_paths.used[0] == &dsm_path_shm &&
-                         dsm_rt.check < 2;
+    for (int pe = 0; pe < n; pe++) {
+        flags[pe] = dsm_net_reaches(pe) != 0;
+        flags[n + pe] = dev->size && dev->peer[pe];
+    }
+    dsm_path_plan(&in, &dsm_paths);
+    free(flags);
     if (dsm_log_debug)
         paths_print();
     return dsm_path_ctx_open(&dsm_ctx_default);

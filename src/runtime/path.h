@@ -110,6 +110,31 @@ extern const dsm_path_ops_t dsm_path_net;
 dsm_status_t dsm_paths_init(void);
 void dsm_paths_fini(void);
 
+/* ---- the choice itself, a pure function (path_plan.c) ----
+ * dsm_paths_init gathers what the layers below found and lets
+ * dsm_path_plan choose; test/unit/path_plan checks the choices without a
+ * job. Which PEs the network reaches is decided below (segments map the
+ * PEs of this node; SHMEM_FORCE_NETWORK makes every PE its own node). */
+typedef struct dsm_path_place {
+    int npes;
+    /* [npes] 1: only the network reaches the PE (another node, or every
+     * other PE under SHMEM_FORCE_NETWORK); 0: its segments are mapped. */
+    const unsigned char *remote;
+    /* [npes] 1: the PE's device heap is mapped here; NULL: no device heap. */
+    const unsigned char *device;
+    unsigned engine_caps; /* dsm_sdma_caps() of the sdma layer */
+    int net_ordered;      /* the network places writes in issue order */
+    int check;            /* SHMEM_CHECK */
+    const dsm_path_ops_t *shm, *net; /* the tables handed out */
+} dsm_path_place_t;
+/* Fills out->pe[0..npes) (the caller's array), used, nused, caps_all and
+ * shm_only; nothing else of *out. */
+void dsm_path_plan(const dsm_path_place_t *in, struct dsm_paths *out);
+/* The AND of the capabilities of PEs pes[0..n) in *paths (a team's:
+ * coll/team.c); every capability for n = 0. */
+unsigned dsm_path_caps_of(const struct dsm_paths *paths, const int *pes,
+                          int n);
+
 static inline const dsm_path_t *dsm_path_of(int pe)
 {
     return &dsm_paths.pe[pe];

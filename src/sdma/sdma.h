@@ -134,6 +134,11 @@ typedef struct dsm_sdma_backend_ops dsm_sdma_backend_ops_t;
  * compete with the PEs for cores and add bandwidth only where cores are
  * to spare. */
 #define DSM_SDMA_CAP_HOST_CORES (1u << 10)
+/* A chain posted ahead and waiting for its trigger can hold up work of
+ * the program on the same GPU until it runs (cuda: a gated stream of the
+ * program's context; cudaDeviceSynchronize and a copy on the legacy
+ * stream wait for it, shmemx_req(3)). */
+#define DSM_SDMA_CAP_GATES_HOLD (1u << 11)
 
 typedef struct dsm_sdma_config {
     int engines;        /* engines (queues for RMA) per process */
@@ -323,6 +328,11 @@ typedef struct dsm_sdma_gpu_ops {
                                        void *stream);
     /* SHMEM_CUDA_COUNT_LAUNCHES: 1 and the counts when counting. */
     int (*launch_counts)(uint64_t *kernels, uint64_t *host_fns);
+    /* 1 when a kernel's first launch may wait for the work running on the
+     * GPU (CUDA lazy module loading, as the driver reports it), so that a
+     * kernel launched while engine work waits behind a trigger does not
+     * return; NULL where the driver has no such mode. */
+    int (*lazy_loading)(void);
     /* The GPU's address of p (device memory: p; registered host memory:
      * its mapping); 0 when the GPU cannot reach p. */
     uint64_t (*gpu_view)(const void *p);

@@ -44,9 +44,11 @@ if ! "$NVCC" -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra,-Werror \
         -I"$top_srcdir/include" -c -o "$tmp/dr.o" \
         "$top_srcdir/test/gpu/dev_race.cu" >>"$tmp/log" 2>&1 ||
    ! "$NVCC" -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -c -o "$tmp/gk.o" \
-        "$top_srcdir/test/gpu/gate_kprobe.cu" >>"$tmp/log" 2>&1; then
+        "$top_srcdir/test/gpu/probes/gate_kprobe.cu" >>"$tmp/log" 2>&1 ||
+   ! "$NVCC" -Xcompiler -Wall,-Wextra,-Werror -c -o "$tmp/gp.o" \
+        "$top_srcdir/test/gpu/probes/gate_probe.c" >>"$tmp/log" 2>&1; then
     cat "$tmp/log"
-    echo "FAIL: gpu_devbench.cu, dev_race.cu or gate_kprobe.cu does not compile"
+    echo "FAIL: gpu_devbench.cu, dev_race.cu or a probe (test/gpu/probes) does not compile"
     exit 1
 fi
-echo "PASS: dev_api.cu compiles and links with nvcc without -rdc; the header compiles as C; gpu_devbench.cu, dev_race.cu and gate_kprobe.cu compile"
+echo "PASS: dev_api.cu compiles and links with nvcc without -rdc; the header compiles as C; gpu_devbench.cu, dev_race.cu and the probes compile"

@@ -116,7 +116,7 @@ __global__ void k_wait(shmemx_dev_t d, uint64_t *sig, uint64_t want)
 __global__ void k_stall(shmemx_dev_t d, char *dst, const char *src)
 {
     if (threadIdx.x == 0)
-        shmemx_dev__reserve(d, 1, "dev_race stall");
+        shmemx_dev__reserve(&d, 1, "dev_race stall");
     __syncthreads();
     if (threadIdx.x == 1) {
         shmemx_dev_putmem_nbi(d, dst, src, 4096, d.me);

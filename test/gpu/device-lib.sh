@@ -1,5 +1,5 @@
 # Shared by the device scripts (run-on-device.sh, run-devapi.sh,
-# run-ahead.sh, run-coll1.sh); sourced, not run.
+# run-coll1.sh); sourced, not run.
 #
 #   dev_setup OUTDIR SUMMARY ROW_WIDTH DEADLINE LOG_SUFFIX
 #

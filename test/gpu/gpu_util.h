@@ -127,7 +127,7 @@ static inline CUcontext gpu_ctx(void)
  * non-blocking stream of the test's own, not the legacy stream: on the
  * H200 a synchronous legacy-stream copy never completed while a copy in
  * the same direction waited behind a persistent request's trigger
- * (test/gpu/gate_probe.c, shmemx_req(3)); GPU_TEST_LEGACY_COPY=1 uses the
+ * (test/gpu/probes/gate_probe.c, shmemx_req(3)); GPU_TEST_LEGACY_COPY=1 uses the
  * legacy stream (to show it). */
 static inline CUstream gpu_cstream(void)
 {

@@ -23,7 +23,7 @@ dev_build_reuse "$OUTDIR/build-coll1.log" src/libdmashmem.la \
     bench/gpu_bench
 export top_builddir=$B top_srcdir=$SRC SHMEM_CUDA_DEVICE=0
 export SHMEM_SYMMETRIC_SIZE=64M SHMEM_DEVICE_HEAP_SIZE=1G
-VARIANTS=${COLL1_VARIANTS:-"issued:SHMEM_CUDA_GRAPH_COPIES=0,SHMEM_COLL_LOCAL_MERGE_MAX=0 graphs: graphs-entry:SHMEM_COLL_LOCAL_MERGE_MAX=0 graphs-ahead:SHMEM_PERSISTENT_SHARED_AHEAD=1"}
+VARIANTS=${COLL1_VARIANTS:-"issued:SHMEM_CUDA_GRAPH_COPIES=0,SHMEM_COLL_LOCAL_MERGE_MAX=0 graphs: graphs-entry:SHMEM_COLL_LOCAL_MERGE_MAX=0"}
 
 # bench LABEL MAX STATS ENV...: one gpu_bench job, its CSV row labelled.
 bench() {

@@ -76,7 +76,7 @@ ktrig() { # WORD LABEL
 # a gated stream, then stop.
 if [ "${DEVAPI_ONLY:-}" = kreq ]; then
     if [ "${GATE_PROBE:-1}" = 1 ] && gcc -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" \
-            -o "$B/gate_probe" test/gpu/gate_probe.c -lcuda >>"$OUTDIR/nvcc.log" 2>&1; then
+            -o "$B/gate_probe" test/gpu/probes/gate_probe.c -lcuda >>"$OUTDIR/nvcc.log" 2>&1; then
         for a in "" dtoh; do for w in "" devword; do for o in "" ownstream; do
             timeout 30 "$B/gate_probe" quick $a $w $o 2>&1 | tee -a "$SUMMARY"
         done; done; done
@@ -106,7 +106,7 @@ run "dev_api 1 PE kreq, SHMEM_PRELAUNCH_DEPTH=0 (proxy mode)" 40 \
     env SHMEM_PRELAUNCH_DEPTH=0 "$L" -n 1 --timeout 35 "$B/dev_api" kreq
 # A kernel's first launch beside a stream gated on a word (why trigger
 # mode is off by default): one line per case, in the summary.
-if "$NVCC" -arch=sm_90 -o "$B/gate_kprobe" test/gpu/gate_kprobe.cu -lcuda \
+if "$NVCC" -arch=sm_90 -o "$B/gate_kprobe" test/gpu/probes/gate_kprobe.cu -lcuda \
         >>"$OUTDIR/nvcc.log" 2>&1; then
     for l in LAZY EAGER; do for w in host dev; do
         r=$(CUDA_MODULE_LOADING=$l timeout 10 "$B/gate_kprobe" $w kstore batch 2>&1 | tail -1)

@@ -4,7 +4,6 @@
 #
 #   test/gpu/run-on-device.sh [OUTDIR]        (from the repository root)
 #   test/gpu/run-on-device.sh devapi [OUTDIR] (the device API only)
-#   test/gpu/run-on-device.sh ahead [OUTDIR]  (posting ahead on one GPU)
 #   test/gpu/run-on-device.sh coll1 [OUTDIR]  (small collectives, one GPU)
 #
 # Needs the generated autotools files (configure, Makefile.in, aclocal.m4,
@@ -21,10 +20,9 @@
 #   gpu_devword                   CPU-side AMO/wait/test/signal on device
 #                                 words fail with one line; iput/iget work
 #   the same with 2 PEs on one GPU
-#   gpu_coll with SHMEM_PERSISTENT_SYNC=host and SHMEM_COLL_PULL_MIN=1
+#   gpu_coll with SHMEM_PERSISTENT_SYNC=host
 #   bench/gpu_bench --compare nccl, then each performance lever alone
-#       (SHMEM_SDMA_PROXY=1, SHMEM_PERSISTENT_SYNC=dev|hready; with
-#       PULL_BENCH=1 also SHMEM_COLL_PULL_MIN=16M), --coll-only pcpy
+#       (SHMEM_SDMA_PROXY=1, SHMEM_PERSISTENT_SYNC=dev), --coll-only pcpy
 #   gpu_coll per variant, gpu_kill.sh, 4 PEs and 1 PE
 # Logs go to OUTDIR (default $OUT, else ./gpu-results); the summary and the
 # benchmark tables are printed last. NVLink multicast stays off
@@ -35,12 +33,6 @@ set -u
 if [ "${1:-}" = devapi ]; then
     shift
     exec bash "$(dirname "$0")/run-devapi.sh" "$@"
-fi
-# `run-on-device.sh ahead [OUTDIR]`: persistent collectives posted ahead
-# with PEs sharing a GPU (issue #15; test/gpu/run-ahead.sh).
-if [ "${1:-}" = ahead ]; then
-    shift
-    exec bash "$(dirname "$0")/run-ahead.sh" "$@"
 fi
 # `run-on-device.sh race [OUTDIR]`: several PEs sharing one GPU through
 # the device API, many warps (issue #26; test/gpu/run-race.sh).
@@ -142,21 +134,15 @@ if [ "$NGPU" -ge 2 ]; then
     kcount "gpu_stream (has SIGNAL_ADD), 2 GPUs" any
     run "gpu_progress 2 PEs, 2 GPUs" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_progress"
     unset SHMEM_CUDA_COUNT_LAUNCHES
-    # Persistent sync protocols and the split push/pull under test.
-    run "gpu_coll    2 PEs, 2 GPUs, persistent sync host" 60 env SHMEM_PERSISTENT_SYNC=host \
+    # The persistent sync protocols under test (host is the default).
+    run "gpu_coll    2 PEs, 2 GPUs, persistent sync dev" 60 env SHMEM_PERSISTENT_SYNC=dev \
         "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
-    run "gpu_coll    2 PEs, 2 GPUs, split push/pull" 60 env SHMEM_COLL_PULL_MIN=1 \
-        SHMEM_CUDA_COUNT_LAUNCHES=1 \
-        "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
-    kcount "gpu_coll (split push/pull), 2 GPUs" zero
     run "gpu_rma     2 PEs, 2 GPUs, proxy thread" 50 env SHMEM_SDMA_PROXY=1 \
         "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
     bench auto 150 --compare nccl -- SHMEM_SDMA_STATS=0
     # The issue #5 levers, each changed alone (same run, same machine):
     bench proxy1 45 --max 1048576 -- SHMEM_SDMA_PROXY=1
     bench psync-dev 30 --coll-only --max 65536 -- SHMEM_PERSISTENT_SYNC=dev
-    bench psync-hready 30 --coll-only --max 65536 -- SHMEM_PERSISTENT_SYNC=hready
-    [ -n "${PULL_BENCH:-}" ] && bench pull16m 60 --coll-only -- SHMEM_COLL_PULL_MIN=16777216
 else
     row "2 PEs on 2 GPUs" "SKIP (one GPU)"
 fi
@@ -186,13 +172,15 @@ echo "nvidia-smi apps after tests: $(nvidia-smi --query-compute-apps=pid,name --
 run "gpu_graph   4 PEs, 2 per GPU" 60 "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_graph"
 run "gpu_rma     4 PEs, 2 per GPU" 50 "$L" -n 4 --timeout 45 "$B/test/gpu/gpu_rma"
 run "gpu_rma     1 PE" 40 "$L" -n 1 --timeout 35 "$B/test/gpu/gpu_rma"
-run "gpu_coll    4 PEs, 2 per GPU, split push/pull" 60 env SHMEM_COLL_PULL_MIN=1 \
-    "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_coll"
-[ "$NGPU" -lt 2 ] && run "gpu_coll    4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_coll"
+if [ "$NGPU" -ge 2 ]; then
+    run "gpu_coll    4 PEs, 2 per GPU" 60 "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_coll"
+else
+    run "gpu_coll    4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/test/gpu/gpu_coll"
+fi
 # Gated streams alone do not hold up a synchronous copy (the probe behind
 # the post-at-start rule for PEs sharing a GPU).
 if gcc -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/gate_probe" \
-        "$SRC/test/gpu/gate_probe.c" -lcuda >>"$OUTDIR/build.log" 2>&1; then
+        "$SRC/test/gpu/probes/gate_probe.c" -lcuda >>"$OUTDIR/build.log" 2>&1; then
     run "gate_probe (gated stream vs synchronous HtoD)" 60 sh -c \
         "'$B/gate_probe' >'$OUTDIR/gate_probe.txt' 2>&1; ! grep -q -e HANG -e error '$OUTDIR/gate_probe.txt'"
 fi

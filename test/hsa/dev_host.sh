@@ -48,7 +48,7 @@ expect_err "PE 1: shmemx_dev_get: the hsa backend runs hsa_amd_memory_async_copy
 # --- 4
 run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badpe "$MARK"
 expect_fail "a put to PE 2 of 2"
-expect_err "shmemx_dev_putmem_nbi: PE 0: invalid PE 2 (npes 2)" "the bad PE's line"
+expect_err "PE 0: shmemx_dev_putmem_nbi: invalid PE 2 (npes 2)" "the bad PE's line"
 expect_clean "the failed job"
 
 # --- 5

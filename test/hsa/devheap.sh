@@ -21,7 +21,7 @@
 #  6. the on-stream routines (cuda-only) fail with one line on the hsa
 #     backend, which has a device heap but no streams;
 #  7. the persistent fcollect's exchange through device words
-#     (SHMEM_PERSISTENT_SYNC=dev, hready), on SDMA queues and on the
+#     (SHMEM_PERSISTENT_SYNC=dev), on SDMA queues and on the
 #     async-copy fallback, whose host-run WAIT/SIGNAL must reach device
 #     words with hsa_memory_copy;
 #  8. CPU-side routines on device-heap words (AMO, wait, test, signal
@@ -68,12 +68,10 @@ expect_err "shmem_malloc_with_hints: SHMEMX_MALLOC_DEVICE: no device heap (sdma 
     "the cpu backend's line"
 
 # --- 7 (before 6: 6 ends the job on purpose)
-for sync in dev hready; do
-    for q in "" HSA_MODEL_NO_QUEUES=1; do
-        run env $HSA $q SHMEM_PERSISTENT_SYNC=$sync "$LAUNCHER" -n 2 \
-            --timeout 180 "$PROG" "$MARK"
-        expect_rc 0 "device heap, SHMEM_PERSISTENT_SYNC=$sync ${q:-(SDMA queues)}"
-    done
+for q in "" HSA_MODEL_NO_QUEUES=1; do
+    run env $HSA $q SHMEM_PERSISTENT_SYNC=dev "$LAUNCHER" -n 2 \
+        --timeout 180 "$PROG" "$MARK"
+    expect_rc 0 "device heap, SHMEM_PERSISTENT_SYNC=dev ${q:-(SDMA queues)}"
 done
 
 # --- 8

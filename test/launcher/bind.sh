@@ -91,12 +91,17 @@ check "--bind-to none over SHMEM_BIND_TO=core" "$all" none 2 \
 check "taskset $last, core" "$last" core 2 taskset -c "$last" "$LAUNCHER" -n 2 --bind-to core
 check "taskset $first, none" "$first" none 4 taskset -c "$first" "$LAUNCHER" -n 4 --bind-to none
 
-# SHMEM_INFO: one placement line per PE.
-SHMEM_INFO=1 run "$LAUNCHER" -n 2 --bind-to core "$REPORT" "$MARK"
+# SHMEM_INFO: one placement line per PE; the table shows the launcher's
+# own variables too (#29), with the value the PEs inherited.
+SHMEM_INFO=1 SHMEM_LAUNCHER_TIMEOUT=120 run "$LAUNCHER" -n 2 --bind-to core "$REPORT" "$MARK"
 expect_rc 0 "SHMEM_INFO"
 [ "$(printf '%s\n' "$OUT" | grep -c '^placement: PE [01] (local [01] of 2): bind core, CPUs [0-9,-]*, GPU [-0-9]*, NIC ')" -eq 2 ] ||
     fail "SHMEM_INFO: no placement line per PE: $OUT"
 printf '%s\n' "$OUT" | grep -q '^  SHMEM_BIND_TO  *core  *(default auto, set)' || fail "SHMEM_INFO lacks SHMEM_BIND_TO: $OUT"
+printf '%s\n' "$OUT" | grep -q '^  SHMEM_LAUNCHER_TIMEOUT  *120  *(default "", set)' ||
+    fail "SHMEM_INFO lacks SHMEM_LAUNCHER_TIMEOUT: $OUT"
+printf '%s\n' "$OUT" | grep -q '^  SHMEM_MPS_CONTROL  *nvidia-cuda-mps-control  *(default nvidia-cuda-mps-control)' ||
+    fail "SHMEM_INFO lacks SHMEM_MPS_CONTROL: $OUT"
 
 # Bad values: one line naming the option or variable and the value.
 run "$LAUNCHER" -n 2 --bind-to socket "$REPORT" "$MARK"

@@ -83,6 +83,15 @@ RULES = {
         "sdma": ["sdma/sdma.h"],
         "net": ["net/net.h"],
     },
+    # The device API's host side: above coll and runtime, and no folder may
+    # use it (coll reaches its part of a persistent request only through
+    # the operations it registers, coll/persistent_int.h).
+    "devapi": {
+        "common": ANY,
+        "runtime": ANY,
+        "sdma": ["sdma/sdma.h"],
+        "coll": ["coll/coll.h", "coll/persistent_int.h"],
+    },
 }
 
 # ------------------------------------------------------------------ allow

@@ -2,8 +2,10 @@
 # Self-test of test/layers/check-layers.py on a tiny fake tree: a forbidden
 # include (common -> boot), a cycle across two folders (common/a <-> boot/b,
 # through includes and calls), a backend used past its folder's public
-# header (runtime -> sdma/cuda), an ALLOW file that covers them, stale ALLOW
-# entries; then the same tree without them, which must pass.
+# header (runtime -> sdma/cuda), the device API room used from below (coll ->
+# devapi) and using coll past its interface headers, an ALLOW file that
+# covers them, stale ALLOW entries; then the same tree without them, which
+# must pass.
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 CHECK="$top_srcdir/test/layers/check-layers.py"
 CC=${CC:-cc}
@@ -26,12 +28,23 @@ fail() { echo "FAIL: $*"; [ -f "$T/out" ] && cat "$T/out"; exit 1; }
 make_tree() {
     d=$1
     mkdir -p "$d/src/common" "$d/src/boot" "$d/src/runtime" "$d/src/sdma/cuda" \
-        "$d/include" "$d/build/config"
+        "$d/src/coll" "$d/src/devapi" "$d/include" "$d/build/config"
     echo 'int a_fn(void);' > "$d/src/common/a.h"
     echo 'int b_fn(void);' > "$d/src/boot/b.h"
     echo 'int s_fn(void);' > "$d/src/sdma/sdma.h"
     echo 'int x_fn(void);' > "$d/src/sdma/cuda/x.h"
     echo 'int r_fn(void);' > "$d/src/runtime/r.h"
+    echo 'int coll_fn(void);' > "$d/src/coll/coll.h"
+    echo 'int chain_fn(void);' > "$d/src/coll/chain.h"
+    echo 'int d_fn(void);' > "$d/src/devapi/d.h"
+    cat > "$d/src/coll/coll.c" <<'C'
+#include "coll/coll.h"
+int coll_fn(void) { return 3; }
+C
+    cat > "$d/src/coll/chain.c" <<'C'
+#include "coll/chain.h"
+int chain_fn(void) { return 4; }
+C
     cat > "$d/src/boot/b.c" <<'C'
 #include "common/a.h"
 #include "b.h"
@@ -60,6 +73,15 @@ C
 #include "sdma/cuda/x.h"
 int r_fn(void) { return s_fn() + x_fn(); }
 C
+        cat > "$d/src/coll/c.c" <<'C'
+#include "devapi/d.h"   /* forbidden: nothing may use devapi */
+int c_fn(void) { return d_fn(); }
+C
+        cat > "$d/src/devapi/d.c" <<'C'
+#include "devapi/d.h"
+#include "coll/chain.h" /* not one of coll's headers for devapi */
+int d_fn(void) { return chain_fn(); }
+C
     else
         cat > "$d/src/common/a.c" <<'C'
 #include "a.h"
@@ -72,8 +94,18 @@ C
 #include "common/a.h"
 int r_fn(void) { return s_fn() + a_fn(); }
 C
+        cat > "$d/src/coll/c.c" <<'C'
+#include "coll/chain.h"
+int c_fn(void) { return chain_fn(); }
+C
+        cat > "$d/src/devapi/d.c" <<'C'
+#include "devapi/d.h"
+#include "coll/coll.h"
+int d_fn(void) { return coll_fn(); }
+C
     fi
-    for c in common/a boot/b runtime/r sdma/sdma sdma/cuda/x; do
+    for c in common/a boot/b runtime/r sdma/sdma sdma/cuda/x coll/coll \
+            coll/chain coll/c devapi/d; do
         o="$d/build/src/$(dirname $c)/.libs/libdmashmem_la-$(basename $c).o"
         mkdir -p "$(dirname "$o")"
         "$CC" -c -I"$d/include" -I"$d/src/runtime" -I"$d/src" \
@@ -102,6 +134,10 @@ expect 'layers: common/a.c -> boot/b.c (call b_fn) not allowed: common may not u
 expect 'layers: runtime/r.c -> sdma/cuda/x.h (include) not allowed: runtime may use sdma only through sdma/sdma.h'
 expect 'layers: runtime/r.c -> sdma/cuda/x.c (call x_fn) not allowed: runtime may use sdma only through sdma/sdma.h'
 expect_not 'runtime/r.c -> sdma/sdma'
+expect 'layers: coll/c.c -> devapi/d.h (include) not allowed: coll may not use devapi'
+expect 'layers: coll/c.c -> devapi/d.c (call d_fn) not allowed: coll may not use devapi'
+expect 'layers: devapi/d.c -> coll/chain.h (include) not allowed: devapi may use coll only through coll/coll.h, coll/persistent_int.h'
+expect 'layers: devapi/d.c -> coll/chain.c (call chain_fn) not allowed: devapi may use coll only through coll/coll.h, coll/persistent_int.h'
 expect 'layers: cycle across folders: '
 grep -Eq 'cycle across folders: (common/a -> boot/b -> common/a|boot/b -> common/a -> boot/b)$' \
     "$T/out" || fail "no cycle path"
@@ -113,13 +149,13 @@ grep '^layers: .* not allowed: ' "$T/out" |
     sed -e 's/^layers: //' -e 's/ not allowed: .*$/  # selftest/' > "$T/all.allow"
 echo 'cycle edge: common/a -> boot/b  # selftest' >> "$T/all.allow"
 run 0 --allow-file "$T/all.allow" "$T/dirty" "$T/dirty/build"
-expect '5 known violations allowed, 0 errors'
+expect '9 known violations allowed, 0 errors'
 
 # Without the cycle edge: the cycle is reported again, with its path.
 grep -v '^cycle edge' "$T/all.allow" > "$T/nocycle.allow"
 run 1 --allow-file "$T/nocycle.allow" "$T/dirty" "$T/dirty/build"
 expect 'layers: cycle across folders: '
-expect '4 known violations allowed, 1 errors'
+expect '8 known violations allowed, 1 errors'
 
 # An entry expected only where a macro of config/dsm_config.h is defined
 # (code built in some configurations only): not stale without it, stale
@@ -144,8 +180,8 @@ echo 'common/a.c -> boot/gone.h (include)  # fixed already' >> "$T/stale.allow"
 run 1 --allow-file "$T/stale.allow" "$T/dirty" "$T/dirty/build"
 expect 'layers: stale ALLOW entry (no longer occurs, remove it): common/a.c -> boot/gone.h (include)'
 
-# The clean tree (runtime -> common, boot -> common and runtime -> sdma/sdma.h
-# are allowed): exit 0,
+# The clean tree (runtime -> common, boot -> common, runtime -> sdma/sdma.h
+# and devapi -> coll/coll.h are allowed): exit 0,
 # and the dirty tree's ALLOW file is stale there.
 run 0 --allow-file "$empty" "$T/clean" "$T/clean/build"
 expect '0 errors'

@@ -36,6 +36,9 @@ check_range SHMEM_OFI_PROGRESS_US 1000000000 100000
 check_range SHMEM_OFI_PROGRESS_US -7 -1
 check_range SHMEM_CHECK 3 2
 check_range SHMEM_CHECK -1 0
+# STR variables with a fixed set (same line as a range): hready was a
+# value until #29 removed it.
+check_range SHMEM_PERSISTENT_SYNC hready dev
 
 check SHMEM_WAIT_MODE busy spin
 check SHMEM_SDMA_PROXY 2 1

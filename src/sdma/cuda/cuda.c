@@ -402,7 +402,8 @@ static uint32_t cuda_caps(const dsm_sdma_t *s)
      * 2026-11-30 ~10:30 UTC). Without one, the issuing thread submits its
      * own requests (CALLER_SUBMIT) and the agent posts what is held. */
     return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_DEVICE_MEM |
-           DSM_SDMA_CAP_NO_PROXY | DSM_SDMA_CAP_CALLER_SUBMIT;
+           DSM_SDMA_CAP_NO_PROXY | DSM_SDMA_CAP_CALLER_SUBMIT |
+           DSM_SDMA_CAP_GATES_HOLD;
 }
 
 const dsm_sdma_backend_ops_t dsm_sdma_cuda_ops = {

@@ -284,8 +284,8 @@ static void issue_copies(cu_queue_t *cq)
         cq->last_bytes += cq->sizes[i];
     /* Not behind a WAIT still closed on the stream (an instance posted
      * ahead): with 2 PEs on one H200 under MPS a graph launched there
-     * never ran (gpu_coll hung with SHMEM_PERSISTENT_SHARED_AHEAD=1,
-     * 2026-12-02), while the same copies issued one by one pass. */
+     * never ran (gpu_coll hung when instances were posted ahead there,
+     * a lever since removed; 2026-12-02), while the same copies issued one by one pass. */
     if (cq->gc && !dsm_cuda_gates_pending(cq) &&
         dsm_cuda_gcache_launch(&cq->gc, cq->dsts, cq->srcs, cq->sizes, cq->nb,
                                cq->stream)) {

@@ -306,12 +306,17 @@ static void *proxy_main(void *arg)
  * for its device API requests then never ends: the job stops, and the
  * kernel's stall line ends it (dev_race overlap, 2 and 4 PEs on an H200,
  * 2026-12-04: every run). One note per job (PE 0) where it is on. */
-static void lazy_note(void)
+int dsm_cuda_lazy_loading(void)
 {
     CUmoduleLoadingMode m = CU_MODULE_EAGER_LOADING;
-    if (dsm_log_pe != 0 || !dsm_cu.ModuleGetLoadingMode ||
-        dsm_cu.ModuleGetLoadingMode(&m) != CUDA_SUCCESS ||
-        m != CU_MODULE_LAZY_LOADING)
+    return dsm_cu.ModuleGetLoadingMode &&
+           dsm_cu.ModuleGetLoadingMode(&m) == CUDA_SUCCESS &&
+           m == CU_MODULE_LAZY_LOADING;
+}
+
+static void lazy_note(void)
+{
+    if (dsm_log_pe != 0 || !dsm_cuda_lazy_loading())
         return;
     fprintf(stderr,
             "dmashmem: note: CUDA lazy loading is on: a kernel launched for "
@@ -435,7 +440,7 @@ static struct {
 /* Synchronous copies of the library's own (device words, zeroing), on a
  * non-blocking stream: a copy on the legacy stream never completed while
  * a copy in the same direction waited behind a persistent request's
- * trigger (test/gpu/gate_probe.c; under MPS, another PE's on one GPU). */
+ * trigger (test/gpu/probes/gate_probe.c; under MPS, another PE's on one GPU). */
 dsm_status_t dsm_cuda_copy_sync(void *dst, const void *src, size_t n)
 {
     CUresult rc = CUDA_SUCCESS;

@@ -82,6 +82,9 @@ int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns);
 uint64_t dsm_cuda_gpu_view(const void *p);
 uint64_t dsm_cuda_word_view(uint64_t *w);
 uint64_t *dsm_cuda_dev_words(size_t n);
+/* 1 when the driver loads modules lazily (CUDA_MODULE_LOADING=LAZY, CUDA's
+ * default since 12.2; devapi.c). */
+int dsm_cuda_lazy_loading(void);
 dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
                                    dsm_sdma_devfifo_t *out);
 

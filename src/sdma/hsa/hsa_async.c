@@ -63,7 +63,7 @@ static int async_copy(hsaq_t *hq, void *dst, const void *src, size_t n,
 
 /* The fallback runs WAIT, SIGNAL and SIGNAL_ADD on the host. A word in
  * device memory (the device heap's synchronisation words under
- * SHMEM_PERSISTENT_SYNC=hready|dev) is read and written with
+ * SHMEM_PERSISTENT_SYNC=dev) is read and written with
  * hsa_memory_copy, never by this CPU: VRAM need not be host-visible (the
  * engine model maps it PROT_NONE). SIGNAL_ADD is then a read and a
  * write, not atomic against another writer of that word. */

@@ -1,16 +1,17 @@
 /*
- * The device API's runtime part (issue #12): shmemx_dev_get fills the
- * handle that kernels receive by value (include/shmemx_cuda.h). What it
- * holds: every PE's segment bases as this GPU addresses them (host heap,
- * static data, device heap; 0 for PEs on other nodes), this PE's segment
- * ranges, the symmetric word block in the device heap (issue and complete
- * counters, barrier words) and the request FIFO with its proxy thread,
- * which the open GPU backend provides through the sdma layer's GPU table.
- * Backend-neutral: no backend header is included here.
+ * The device API's handle for CUDA kernels (issue #12): shmemx_dev_get
+ * fills the handle that kernels receive by value (include/shmemx_cuda.h).
+ * What it holds: every PE's segment bases as this GPU addresses them (host
+ * heap, static data, device heap; 0 for PEs on other nodes), this PE's
+ * segment ranges, the symmetric word block in the device heap (issue and
+ * complete counters, barrier words) and the request FIFO with its proxy
+ * thread, which the open GPU backend provides through the sdma layer's GPU
+ * table. Backend-neutral: no backend header is included here.
  */
-#include "rt.h"
-#include "gpu.h"
-#include "coll/coll.h"
+#include "devapi/devapi.h"
+
+#include "runtime/gpu.h"
+#include "runtime/rt.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -30,35 +31,12 @@ _Static_assert(SHMEMX_DEV_OP_COPY == DSM_SDMA_DEVREQ_COPY &&
                    SHMEMX_DEV_OP_HOST == DSM_SDMA_DEVREQ_HOST,
                "device API operation codes");
 
-/* A kernel's HOST request, on the proxy thread (shmemx_dev_req_start and
- * shmemx_dev_req_wait: the persistent collective's own start and wait,
- * src/coll/persistent.c). */
-static void dev_host_op(uint64_t what, uint64_t arg)
-{
-    shmemx_req_t req = (shmemx_req_t)(uintptr_t)arg;
-    if (what == SHMEMX_DEV_HOST_REQ_START)
-        dsm_coll_req_device(req, 0, "shmemx_dev_req_start");
-    else if (what == SHMEMX_DEV_HOST_REQ_WAIT)
-        dsm_coll_req_device(req, 1, "shmemx_dev_req_wait");
-    else
-        dsm_rt_fatal("shmemx_dev_get", "a kernel wrote an unknown host "
-                     "request %llu into the device API's FIFO",
-                     (unsigned long long)what);
-}
-
 /* A stall the proxy thread found (SHMEM_DEV_STALL_TIMEOUT): one line, and
  * the job ends. */
 static void dev_fatal(const char *routine, const char *msg)
 {
     dsm_rt_fatal(routine, "%s", msg);
 }
-
-/* Measured on H200 (docs/PERFORMANCE.md, "Device API", the sweep of
- * 2026-12-02): up to this a thread's own stores beat a round trip through
- * the proxy and engines. Device heap -> host heap over PCIe, put + quiet:
- * stores 3.8 us at 128 B, 11.6 at 512, engines 10.2-10.7 at every size
- * up to 32 KiB; crossover ~450 B, kept below it. */
-#define DEV_STORE_MAX_DEFAULT 256
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static shmemx_dev_t dev;
@@ -101,10 +79,7 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
     dev.me = dsm_rt.me;
     dev.npes = npes;
     dev.slots = (uint32_t)slots;
-    dev.store_max =
-        dsm_env.dev_store_max == UINT64_MAX
-            ? DEV_STORE_MAX_DEFAULT
-            : (uint32_t)DSM_MIN(dsm_env.dev_store_max, (uint64_t)UINT32_MAX);
+    dev.store_max = dsm_dev_store_max();
     /* Collective, like shmem_malloc: the same offsets on every PE. */
     dev.words = pshmem_malloc_with_hints(wbytes, SHMEMX_MALLOC_DEVICE);
     table = pshmem_malloc_with_hints(tbytes, SHMEMX_MALLOC_DEVICE);
@@ -142,8 +117,8 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
         .slots = (uint64_t)slots,
         .spin_us = dsm_env.dev_proxy_spin_us,
         .complete = (uint64_t *)&dev.words[SHMEMX_DEV_W_COMPLETE],
-        .host_op = dev_host_op,
-        .poll_op = dsm_coll_req_device_poll,
+        .host_op = dsm_dev_host_op, /* kreq.c */
+        .poll_op = dsm_dev_req_poll,
         .stall_ns = dev.stall_ns,
         .fatal = dev_fatal,
     };

@@ -2,17 +2,24 @@
  * Persistent requests started by GPU kernels (shmemx_req_device,
  * shmemx_dev(3)): the kernel handle, 32 words of device memory with a
  * mirror in pinned host memory, and its two modes. PROXY: the kernel's
- * start and wait are FIFO HOST slots that the proxy runs through
- * dsm_coll_req_device. TRIGGER (SHMEM_DEV_REQ_TRIGGER=1): the kernel
- * stores the instance number into the trigger word and polls the done
- * words each gated instance ends with; the handle's counters (posted by
- * the host; started and waited by whoever starts, in the handle and its
- * mirror) replace the request's own, and the device API's proxy thread
- * keeps SHMEM_PRELAUNCH_DEPTH instances posted beyond the last one waited
- * for (dsm_coll_req_device_poll). The host writes the device handle only
- * when it hands it out and when it starts or waits itself (a synchronous
- * copy each, copy_sync); its threads read the mirror.
+ * start and wait are FIFO HOST slots that the proxy thread runs
+ * (dsm_dev_host_op: the request's own start and wait). TRIGGER
+ * (SHMEM_DEV_REQ_TRIGGER=1): the kernel stores the instance number into
+ * the trigger word and polls the done words each gated instance ends with;
+ * the handle's counters (posted by the host; started and waited by
+ * whoever starts, in the handle and its mirror) replace the request's
+ * own, and the device API's proxy thread keeps SHMEM_PRELAUNCH_DEPTH
+ * instances posted beyond the last one waited for (dsm_dev_req_poll). The
+ * host writes the device handle only when it hands it out and when it
+ * starts or waits itself (a synchronous copy each, copy_sync); its threads
+ * read the mirror.
+ *
+ * The request is coll's (src/coll/persistent_int.h); coll reaches what is
+ * here only through the operations registered at load (kernel_ops below),
+ * so no call goes from coll up into the device API.
  */
+#include "devapi/devapi.h"
+
 #include "coll/persistent_int.h"
 #include "common/words.h"
 #include "runtime/gpu.h"
@@ -23,7 +30,7 @@
 #include <string.h>
 
 /* Requests in TRIGGER mode, which the device API's proxy thread keeps
- * posted ahead (dsm_coll_req_device_poll). */
+ * posted ahead (dsm_dev_req_poll). */
 static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER;
 static struct dsm_coll_req *klist;
 static int nk;
@@ -109,14 +116,14 @@ static void kd_write(struct dsm_coll_req *r, size_t off, const uint64_t *v,
                      "%p in GPU memory", (void *)r);
 }
 
-void dsm_persist_kd_trigger(struct dsm_coll_req *r, uint64_t k)
+static void kd_trigger(struct dsm_coll_req *r, uint64_t k)
 {
     KD_WRITE(r, trig, &k, 1);
 }
 
 /* The host's start and wait of a request in TRIGGER mode: the kernel's
  * protocol (shmemx_cuda.h), on the mirror's counters, then the handle's. */
-int dsm_persist_kstart(struct dsm_coll_req *r)
+static int kstart(struct dsm_coll_req *r)
 {
     uint64_t k = KH_LOAD(r, started) + 1;
     if (k != KH_LOAD(r, waited) + 1) {
@@ -155,7 +162,7 @@ static void kdone_wait(struct dsm_coll_req *r)
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, kdone, r);
 }
 
-void dsm_persist_kwait(struct dsm_coll_req *r)
+static void kwait(struct dsm_coll_req *r)
 {
     const uint64_t k = KH_LOAD(r, started);
 
@@ -204,7 +211,7 @@ static void kstall_check(struct dsm_coll_req *r)
                   (unsigned long long)in->seq[i]);
 }
 
-int dsm_coll_req_device_poll(void)
+int dsm_dev_req_poll(void)
 {
     int busy = 0;
 
@@ -231,7 +238,7 @@ int dsm_coll_req_device_poll(void)
 /* A handle for r's kernels in device memory, done words included, and
  * its mirror (pinned, mapped). -1 when this backend cannot give kernels
  * words (no GPU, hsa). */
-int dsm_persist_kh_alloc(struct dsm_coll_req *r)
+static int kh_alloc(struct dsm_coll_req *r)
 {
     const dsm_sdma_gpu_ops_t *g = dsm_sdma_gpu(dsm_rt.sdma);
     const size_t n = sizeof(shmemx_dev_req_host_t) / sizeof(uint64_t);
@@ -260,7 +267,7 @@ int dsm_persist_kh_alloc(struct dsm_coll_req *r)
     return 0;
 }
 
-void dsm_persist_kh_free(struct dsm_coll_req *r)
+static void kh_free(struct dsm_coll_req *r)
 {
     if (r->kh)
         dsm_words_free((uint64_t *)r->kh,
@@ -272,17 +279,17 @@ void dsm_persist_kh_free(struct dsm_coll_req *r)
     r->dtrig = NULL;
 }
 
-void dsm_coll_req_device(shmemx_req_t req, int wait, const char *routine)
+void dsm_dev_host_op(uint64_t what, uint64_t arg)
 {
-    struct dsm_coll_req *r = dsm_persist_req_check(req, routine);
-    if (wait) {
-        pshmemx_req_wait(r);
-        return;
-    }
-    if (r->started != r->completed)
-        dsm_rt_fatal(routine, "request %p is active (started again without "
-                     "shmemx_dev_req_wait or shmemx_req_wait)", (void *)r);
-    pshmemx_req_start(r);
+    shmemx_req_t req = (shmemx_req_t)(uintptr_t)arg;
+    if (what == SHMEMX_DEV_HOST_REQ_START)
+        dsm_persist_req_kernel(req, 0, "shmemx_dev_req_start");
+    else if (what == SHMEMX_DEV_HOST_REQ_WAIT)
+        dsm_persist_req_kernel(req, 1, "shmemx_dev_req_wait");
+    else
+        dsm_rt_fatal("shmemx_dev_get", "a kernel wrote an unknown host "
+                     "request %llu into the device API's FIFO",
+                     (unsigned long long)what);
 }
 
 shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
@@ -310,7 +317,7 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
          (g->gpu_view(p->local.dst) && g->gpu_view(p->local.src)))) {
         /* A team of one: its block moves by an engine chain of its own
          * (WAIT trigger, COPY, SIGNAL done) instead of at each start. */
-        if (!r->kh && dsm_persist_kh_alloc(r))
+        if (!r->kh && kh_alloc(r))
             dsm_rt_fatal(rn, "cannot make a request handle in GPU memory");
         p->algo = DSM_ALGO_PCPY;
         p->nq = 1;
@@ -322,7 +329,7 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
         if (strcmp(dsm_env.dev_req_trigger_word, "host"))
             r->dtrig = &r->kd->trig;
         trig = 1;
-    } else if (!r->kh && dsm_persist_kh_alloc(r)) {
+    } else if (!r->kh && kh_alloc(r)) {
         dsm_rt_fatal(rn, "cannot make a request handle in GPU memory");
     }
     shmemx_dev_req_host_t *h = r->kh;
@@ -336,17 +343,18 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
                                : "its start stores ready values");
         return r->kd;
     }
-    /* What hung on the H200 (shmemx_dev(3)): say it once. */
+    /* What hung on the H200 (shmemx_dev(3)): say it once. The backend
+     * asks its driver (CUDA_MODULE_LOADING, LAZY by default). */
     static int lazy_said;
-    const char *ml = getenv("CUDA_MODULE_LOADING");
-    if ((!ml || strcmp(ml, "EAGER")) &&
+    if (g->lazy_loading && g->lazy_loading() &&
         !__atomic_exchange_n(&lazy_said, 1, __ATOMIC_RELAXED))
-        dsm_log_warn("%s: trigger mode with CUDA_MODULE_LOADING=%s: the "
-                     "first launch of a kernel does not return while "
-                     "instances wait behind their trigger; set "
-                     "CUDA_MODULE_LOADING=EAGER or launch every kernel once "
-                     "before this call (shmemx_dev(3))",
-                     rn, ml ? ml : "unset (LAZY)");
+        dsm_log_warn("%s: trigger mode with lazy module loading "
+                     "(CUDA_MODULE_LOADING unset or LAZY): the first launch "
+                     "of a kernel does not return while instances wait "
+                     "behind their trigger; set CUDA_MODULE_LOADING=EAGER "
+                     "or launch every kernel once before this call "
+                     "(shmemx_dev(3))",
+                     rn);
     /* The handle's fixed part and counters, then the mode last. */
     shmemx_dev_req_t img = {.mode = SHMEMX_DEV_REQ_PROXY,
                             .req = (uint64_t)(uintptr_t)r,
@@ -385,7 +393,7 @@ DSM_WEAKX(req_device)
 
 /* Out of the proxy's list, and back to the host's counters: the started
  * instance is waited for (release). */
-void dsm_persist_kmode_end(struct dsm_coll_req *r)
+static void kmode_end(struct dsm_coll_req *r)
 {
     pthread_mutex_lock(&klock);
     struct dsm_coll_req **pp = &klist;
@@ -402,4 +410,21 @@ void dsm_persist_kmode_end(struct dsm_coll_req *r)
         kdone_wait(r);
     r->started = r->completed = KH_LOAD(r, started);
     r->kmode = 0;
+}
+
+/* coll's way to the kernel handles (persistent_int.h), registered before
+ * any request exists. */
+static const dsm_coll_kernel_ops_t kernel_ops = {
+    .size = sizeof(dsm_coll_kernel_ops_t),
+    .kh_alloc = kh_alloc,
+    .kh_free = kh_free,
+    .kd_trigger = kd_trigger,
+    .kstart = kstart,
+    .kwait = kwait,
+    .kmode_end = kmode_end,
+};
+
+static void __attribute__((constructor)) kernel_ops_register(void)
+{
+    dsm_coll_kernel_register(&kernel_ops);
 }

@@ -16,16 +16,15 @@
  * Where the hsa backend does not run, or runs hsa_amd_memory_async_copy
  * (no SDMA queue to give a kernel), the call returns -1 after one line.
  */
-#include "rt.h"
+#include "devapi/devapi.h"
+
+#include "runtime/rt.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include <shmemx.h>
 #include <shmemx_hip.h>
-
-/* The same default as the CUDA API (measured there, not on AMD). */
-#define DEV_STORE_MAX_DEFAULT 256
 
 static pthread_mutex_t hip_lock = PTHREAD_MUTEX_INITIALIZER;
 static dsm_sdma_t *hip_sdma; /* the layer it was made for (re-init) */
@@ -63,10 +62,7 @@ static int hip_setup(void)
     memset(&hip, 0, sizeof(hip));
     hip.me = dsm_rt.me;
     hip.npes = npes;
-    hip.store_max =
-        dsm_env.dev_store_max == UINT64_MAX
-            ? DEV_STORE_MAX_DEFAULT
-            : (uint32_t)DSM_MIN(dsm_env.dev_store_max, (uint64_t)UINT32_MAX);
+    hip.store_max = dsm_dev_store_max();
     hip.ring = (dsm_sdma_ring_t *)(uintptr_t)q.ring;
     hip.done = (volatile uint32_t *)(uintptr_t)q.done;
     /* Collective, like shmem_malloc: the same offset on every PE. */

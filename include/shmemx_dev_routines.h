@@ -1,0 +1,350 @@
+/*
+ * The device API's routines, written once for both vendors (issue #29):
+ * included by shmemx_cuda.h and shmemx_hip.h after their vendor layer,
+ * never on its own. Man pages: shmemx_dev(3), shmemx_dev_hip(3).
+ *
+ * What a vendor layer defines before including this file:
+ *  - shmemx_dev_t, with at least me, npes, store_max, words, base, lo and
+ *    size (shmemx_dev_common.h's segments);
+ *  - SHMEMX_DEV_FN (the routines' qualifiers), SHMEMX_DEV__FAIL_FN (those
+ *    of the one function that reports a misuse, not inlined: device
+ *    printf is much code), SHMEMX_DEV__PRINT and SHMEMX_DEV__ABORT (a
+ *    kernel prints and traps), SHMEMX_DEV__UNROLL (a loop pragma, or
+ *    nothing);
+ *  - memory order: shmemx_dev__ld_acq, shmemx_dev__st_rel (system scope),
+ *    shmemx_dev__fence_sys (stores before it are visible system-wide
+ *    before those after it), shmemx_dev__relax (a waiting loop's pause),
+ *    shmemx_dev__ld_base (a load of the segment table);
+ *  - addresses: shmemx_dev__local (a local address as the GPU and its
+ *    engines reach it);
+ *  - the engine path: shmemx_dev__engine_copy (queue a copy of n bytes,
+ *    return the token its completion is waited for with),
+ *    shmemx_dev__engine_put_signal (queue data and then the signal; 0
+ *    when the caller still has to deliver the signal, after the data
+ *    completed), shmemx_dev__issued (the token of everything issued so
+ *    far) and shmemx_dev__wait_done (wait for a token; the waits that can
+ *    stall are bounded there where the vendor can);
+ *  - atomics on the peer's mapping, system scope: SHMEMX_DEV__SIG_SET,
+ *    SHMEMX_DEV__SIG_ADD (64-bit signal words), SHMEMX_DEV__FADD and
+ *    SHMEMX_DEV__CAS (the AMOs; CAS stores the old value into its lvalue
+ *    c), and SHMEMX_DEV__AMO_ALL, the AMO type table expanded with
+ *    SHMEMX_DEV_AMO(C type, TYPENAME, the atomic's type).
+ */
+#ifndef SHMEMX_DEV_ROUTINES_H
+#define SHMEMX_DEV_ROUTINES_H
+
+/* A misuse found in a kernel: one line (dmashmem: PE n: routine: what),
+ * then the kernel traps (the host sees the launch fail); on the host, the
+ * process aborts. */
+#define SHMEMX_DEV__E_PE 0     /* v: the PE */
+#define SHMEMX_DEV__E_REMOTE 1 /* v: the PE, on another node */
+#define SHMEMX_DEV__E_ADDR 2   /* v: the address */
+#define SHMEMX_DEV__E_SIGOP 3  /* v: sig_op */
+#define SHMEMX_DEV__E_CMP 4    /* v: the comparison */
+#define SHMEMX_DEV__E_ACTIVE 5 /* v: the request (started twice) */
+SHMEMX_DEV__FAIL_FN void shmemx_dev__fail(const shmemx_dev_t *d,
+                                          const char *routine, int what,
+                                          uint64_t v)
+{
+    switch (what) {
+    case SHMEMX_DEV__E_PE:
+        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: invalid PE %d (npes %d)\n",
+                          d->me, routine, (int)v, d->npes);
+        break;
+    case SHMEMX_DEV__E_REMOTE:
+        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: PE %d is on another node: "
+                          "kernels reach only PEs of this node\n",
+                          d->me, routine, (int)v);
+        break;
+    case SHMEMX_DEV__E_ADDR:
+        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: address %p is not "
+                          "symmetric\n",
+                          d->me, routine, (void *)(uintptr_t)v);
+        break;
+    case SHMEMX_DEV__E_SIGOP:
+        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: invalid sig_op %d\n", d->me,
+                          routine, (int)v);
+        break;
+    case SHMEMX_DEV__E_ACTIVE:
+        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: request %p is active "
+                          "(started again without a wait)\n",
+                          d->me, routine, (void *)(uintptr_t)v);
+        break;
+    default:
+        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: invalid comparison %d\n",
+                          d->me, routine, (int)v);
+        break;
+    }
+    SHMEMX_DEV__ABORT();
+}
+
+/* The GPU address of symmetric address sym on PE pe. */
+SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
+                                    int pe, const char *routine)
+{
+    uint64_t a = (uint64_t)(uintptr_t)sym;
+    if ((unsigned)pe >= (unsigned)d->npes)
+        shmemx_dev__fail(d, routine, SHMEMX_DEV__E_PE, (uint64_t)pe);
+    SHMEMX_DEV__UNROLL
+    for (int s = 0; s < SHMEMX_DEV_SEGS; s++) {
+        uint64_t off = a - d->lo[s];
+        if (off < d->size[s]) {
+            uint64_t b =
+                shmemx_dev__ld_base(&d->base[pe * SHMEMX_DEV_SEGS + s]);
+            if (!b)
+                shmemx_dev__fail(d, routine, SHMEMX_DEV__E_REMOTE,
+                                 (uint64_t)pe);
+            return (char *)(uintptr_t)(b + off);
+        }
+    }
+    shmemx_dev__fail(d, routine, SHMEMX_DEV__E_ADDR, a);
+    return 0;
+}
+
+/* Copy n bytes with loads and stores (the store path), 8 bytes at a time
+ * where both sides and the length allow. */
+SHMEMX_DEV_FN void shmemx_dev__copy(void *dst, const void *src, size_t n)
+{
+    if ((((uintptr_t)dst | (uintptr_t)src | n) & 7) == 0) {
+        volatile uint64_t *d_ = (volatile uint64_t *)dst;
+        const volatile uint64_t *s_ = (const volatile uint64_t *)src;
+        for (size_t i = 0; i < n / 8; i++)
+            d_[i] = s_[i];
+    } else {
+        volatile char *d_ = (volatile char *)dst;
+        const volatile char *s_ = (const volatile char *)src;
+        for (size_t i = 0; i < n; i++)
+            d_[i] = s_[i];
+    }
+}
+
+/* ---- completion and order ---- */
+
+/* Every operation issued so far by any thread of this PE's kernels is
+ * complete: engine requests done, stores visible system-wide. */
+SHMEMX_DEV_FN void shmemx_dev_quiet(shmemx_dev_t d)
+{
+    shmemx_dev__fence_sys();
+    shmemx_dev__wait_done(&d, shmemx_dev__issued(&d), "shmemx_dev_quiet");
+}
+
+/* Engine requests are ordered among themselves (one in-order stream or
+ * queue), but a later store-path operation could overtake one in flight:
+ * fence waits for the engines, i.e. it costs a quiet when engine requests
+ * are outstanding and a system-scope fence otherwise. */
+SHMEMX_DEV_FN void shmemx_dev_fence(shmemx_dev_t d)
+{
+    shmemx_dev_quiet(d);
+}
+
+/* ---- RMA ---- */
+
+SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
+                                         const void *src, size_t n, int pe)
+{
+    const char *rn = "shmemx_dev_putmem_nbi";
+    char *r = shmemx_dev__ptr(&d, dest, pe, rn);
+    src = shmemx_dev__local(&d, src);
+    if (n <= d.store_max) {
+        shmemx_dev__copy(r, src, n);
+        return;
+    }
+    (void)shmemx_dev__engine_copy(&d, (uint64_t)(uintptr_t)r,
+                                  (uint64_t)(uintptr_t)src, n, rn);
+}
+
+SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
+                                     const void *src, size_t n, int pe)
+{
+    const char *rn = "shmemx_dev_putmem";
+    char *r = shmemx_dev__ptr(&d, dest, pe, rn);
+    src = shmemx_dev__local(&d, src);
+    if (n <= d.store_max) {
+        shmemx_dev__copy(r, src, n);
+        shmemx_dev__fence_sys();
+        return;
+    }
+    shmemx_dev__wait_done(&d,
+                          shmemx_dev__engine_copy(&d, (uint64_t)(uintptr_t)r,
+                                                  (uint64_t)(uintptr_t)src,
+                                                  n, rn),
+                          rn);
+}
+
+SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
+                                         const void *src, size_t n, int pe)
+{
+    const char *rn = "shmemx_dev_getmem_nbi";
+    char *r = shmemx_dev__ptr(&d, src, pe, rn);
+    dest = shmemx_dev__local(&d, dest);
+    if (n <= d.store_max) {
+        shmemx_dev__copy(dest, r, n);
+        return;
+    }
+    (void)shmemx_dev__engine_copy(&d, (uint64_t)(uintptr_t)dest,
+                                  (uint64_t)(uintptr_t)r, n, rn);
+}
+
+SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
+                                     const void *src, size_t n, int pe)
+{
+    const char *rn = "shmemx_dev_getmem";
+    char *r = shmemx_dev__ptr(&d, src, pe, rn);
+    dest = shmemx_dev__local(&d, dest);
+    if (n <= d.store_max) {
+        shmemx_dev__copy(dest, r, n);
+        shmemx_dev__fence_sys();
+        return;
+    }
+    shmemx_dev__wait_done(&d,
+                          shmemx_dev__engine_copy(&d,
+                                                  (uint64_t)(uintptr_t)dest,
+                                                  (uint64_t)(uintptr_t)r, n,
+                                                  rn),
+                          rn);
+}
+
+/* ---- signals ---- */
+
+/* Data, then the signal. Engine path: the vendor queues the signal behind
+ * the data where its engines can (no wait here), otherwise it waits for
+ * the data and the signal is a system-scope atomic. Small data: stores,
+ * a system fence, a system-scope atomic store or add. */
+SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
+                                                const void *src, size_t n,
+                                                uint64_t *sig_addr,
+                                                uint64_t signal, int sig_op,
+                                                int pe)
+{
+    const char *rn = "shmemx_dev_putmem_signal_nbi";
+    char *r = shmemx_dev__ptr(&d, dest, pe, rn);
+    uint64_t *sig = (uint64_t *)shmemx_dev__ptr(&d, sig_addr, pe, rn);
+    if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
+        shmemx_dev__fail(&d, rn, SHMEMX_DEV__E_SIGOP, (uint64_t)sig_op);
+    src = shmemx_dev__local(&d, src);
+    if (n > d.store_max) {
+        if (shmemx_dev__engine_put_signal(&d, (uint64_t)(uintptr_t)r,
+                                          (uint64_t)(uintptr_t)src, n,
+                                          (uint64_t)(uintptr_t)sig, signal,
+                                          sig_op, rn))
+            return;
+    } else {
+        shmemx_dev__copy(r, src, n);
+        shmemx_dev__fence_sys();
+    }
+    if (sig_op == SHMEM_SIGNAL_SET)
+        SHMEMX_DEV__SIG_SET(sig, signal);
+    else
+        SHMEMX_DEV__SIG_ADD(sig, signal);
+}
+
+/* Local signal word: its value (acquire, system scope). */
+SHMEMX_DEV_FN uint64_t shmemx_dev_signal_fetch(shmemx_dev_t d,
+                                               const uint64_t *sig_addr)
+{
+    return shmemx_dev__ld_acq(shmemx_dev__local(&d, sig_addr));
+}
+
+SHMEMX_DEV_FN int shmemx_dev__cmp(uint64_t v, int cmp, uint64_t value)
+{
+    switch (cmp) {
+    case SHMEM_CMP_EQ: return v == value;
+    case SHMEM_CMP_NE: return v != value;
+    case SHMEM_CMP_GT: return v > value;
+    case SHMEM_CMP_LE: return v <= value;
+    case SHMEM_CMP_LT: return v < value;
+    case SHMEM_CMP_GE: return v >= value;
+    }
+    return -1;
+}
+
+/* Wait until the local signal word satisfies cmp value; returns it. Not
+ * bounded: it waits for a peer, as the host's shmem_signal_wait_until. */
+SHMEMX_DEV_FN uint64_t shmemx_dev_signal_wait_until(shmemx_dev_t d,
+                                                    uint64_t *sig_addr,
+                                                    int cmp, uint64_t value)
+{
+    const void *w = shmemx_dev__local(&d, sig_addr);
+    uint64_t v = shmemx_dev__ld_acq(w);
+    int ok = shmemx_dev__cmp(v, cmp, value);
+    if (ok < 0)
+        shmemx_dev__fail(&d, "shmemx_dev_signal_wait_until",
+                         SHMEMX_DEV__E_CMP, (uint64_t)cmp);
+    while (!ok) {
+        shmemx_dev__relax();
+        v = shmemx_dev__ld_acq(w);
+        ok = shmemx_dev__cmp(v, cmp, value);
+    }
+    return v;
+}
+
+/* ---- p / g (stores and loads on the peer's mapping) ---- */
+
+#define SHMEMX_DEV_PG(T, N)                                                    \
+    SHMEMX_DEV_FN void shmemx_dev_##N##_p(shmemx_dev_t d, T *dest, T value,    \
+                                          int pe)                              \
+    {                                                                          \
+        *(volatile T *)shmemx_dev__ptr(&d, dest, pe, "shmemx_dev_" #N "_p") =  \
+            value;                                                             \
+    }                                                                          \
+    SHMEMX_DEV_FN T shmemx_dev_##N##_g(shmemx_dev_t d, const T *src, int pe)   \
+    {                                                                          \
+        return *(volatile T *)shmemx_dev__ptr(&d, src, pe,                     \
+                                              "shmemx_dev_" #N "_g");          \
+    }
+SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
+#undef SHMEMX_DEV_PG
+
+/* ---- atomics: system scope on the peer's mapping ---- */
+
+#define SHMEMX_DEV_AMO(T, N, A)                                                \
+    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_fetch_add(shmemx_dev_t d,          \
+                                                      T *dest, T value,        \
+                                                      int pe)                  \
+    {                                                                          \
+        A *p = (A *)shmemx_dev__ptr(&d, dest, pe,                              \
+                                    "shmemx_dev_" #N "_atomic_fetch_add");     \
+        return (T)SHMEMX_DEV__FADD(p, (A)value);                               \
+    }                                                                          \
+    SHMEMX_DEV_FN void shmemx_dev_##N##_atomic_add(shmemx_dev_t d, T *dest,    \
+                                                   T value, int pe)            \
+    {                                                                          \
+        A *p = (A *)shmemx_dev__ptr(&d, dest, pe,                              \
+                                    "shmemx_dev_" #N "_atomic_add");           \
+        (void)SHMEMX_DEV__FADD(p, (A)value);                                   \
+    }                                                                          \
+    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_compare_swap(                      \
+        shmemx_dev_t d, T *dest, T cond, T value, int pe)                      \
+    {                                                                          \
+        A *p = (A *)shmemx_dev__ptr(&d, dest, pe,                              \
+                                    "shmemx_dev_" #N "_atomic_compare_swap");  \
+        A c_ = (A)cond;                                                        \
+        SHMEMX_DEV__CAS(p, c_, (A)value);                                      \
+        return (T)c_;                                                          \
+    }
+SHMEMX_DEV__AMO_ALL
+#undef SHMEMX_DEV_AMO
+
+/* ---- barrier ---- */
+
+/* All PEs: quiet, then a dissemination barrier of stores into the peers'
+ * arrival words (epoch e from PE j goes to word ARRIVE + j). Called by one
+ * thread per PE (any one; the others of the kernel are not involved). Not
+ * bounded: it waits for peers. */
+SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
+{
+    volatile unsigned long long *my =
+        (volatile unsigned long long *)shmemx_dev__local(&d, d.words);
+    shmemx_dev_quiet(d);
+    unsigned long long e = ++my[SHMEMX_DEV_W_EPOCH];
+    for (int k = 1; k < d.npes; k <<= 1) {
+        int to = (d.me + k) % d.npes, from = (d.me - k + d.npes) % d.npes;
+        char *w = shmemx_dev__ptr(&d, &d.words[SHMEMX_DEV_W_ARRIVE + d.me],
+                                  to, "shmemx_dev_barrier_all");
+        shmemx_dev__st_rel(w, e);
+        while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + from]) < e)
+            shmemx_dev__relax();
+    }
+}
+
+#endif /* SHMEMX_DEV_ROUTINES_H */
