@@ -8,7 +8,7 @@
 # BENCH_ARGS (e.g. --quick), BENCH_OUT, BENCH_NPES (default "2 4"),
 # BENCH_TIMEOUT (seconds per run), and for side-by-side figures:
 #   BENCH_VARIANTS  dmashmem labels to run (default "auto pcpy b2b direct
-#                   bcast+swap"; auto is dmashmem's default)
+#                   bcast+swap eager"; auto is dmashmem's default)
 #   BENCH_RUNS      repetitions (default 1): each one runs every label and
 #                   OSHMEM once, alternating, so that drift of a shared
 #                   machine hits all alike; the tables show the median of
@@ -24,7 +24,7 @@ BENCH_ARGS=${BENCH_ARGS:-}
 out=${BENCH_OUT:-$top_builddir/bench/results}
 npes_list=${BENCH_NPES:-2 4}
 limit=${BENCH_TIMEOUT:-600}
-variants=${BENCH_VARIANTS:-auto pcpy b2b direct bcast+swap}
+variants=${BENCH_VARIANTS:-auto pcpy b2b direct bcast+swap eager}
 runs=${BENCH_RUNS:-1}
 base=${BENCH_BASE:-}
 launcher=$top_builddir/src/launcher/shmem_launcher
