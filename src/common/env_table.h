@@ -113,8 +113,8 @@
       "launcher's --bind-to sets it")                                         \
     X(SHMEM_WAIT_MODE, STR, wait_mode, "auto",                                 \
       "how blocked PEs wait: spin (spin, then yield), sleep (sleep at "      \
-      "once, never spin), auto (where PEs outnumber the cores spin and "      \
-      "yield briefly, then sleep; else as spin)")                             \
+      "once, never spin), auto (where PEs outnumber the cores yield a few "  \
+      "times, then sleep; else as spin)")                                     \
     X(SHMEM_SDMA_PROXY, STR, sdma_proxy, "auto",                               \
       "host proxy thread: auto (only for backends whose engines cannot "      \
       "take requests themselves), 1 always, 0 never")                         \
