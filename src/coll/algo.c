@@ -102,9 +102,12 @@ dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
 {
     const dsm_coll_tune_t *t = &dsm_coll_tune;
     dsm_algo_t a = kind == DSM_COLL_AG ? t->ag : t->a2a;
-    uint32_t caps = dsm_sdma_caps(dsm_rt.sdma);
 
     (void)npes;
+    /* The common small call first. */
+    if (a == DSM_ALGO_AUTO && host && nbytes <= dsm_eager.max)
+        return DSM_ALGO_EAGER;
+    uint32_t caps = dsm_sdma_caps(dsm_rt.sdma);
     if (a == DSM_ALGO_SWAP && kind == DSM_COLL_AG) {
         dsm_debug("SHMEM_FCOLLECT_ALGORITHM=swap does not apply to an "
                   "AllGather; using auto");

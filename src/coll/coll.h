@@ -236,6 +236,8 @@ dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine);
  * calling PE is not in it. Cached: the same object for the same set. */
 dsm_team_t *dsm_team_aset(int start, int log_stride, int size,
                           const char *routine);
+/* Changes whenever the cached active-set teams may go (init, finalize). */
+uint64_t dsm_team_aset_gen(void);
 
 /* ---- data-moving collectives (src/coll/chain*.c, fcollect.c, ...) ----
  * Collectives over t with sizes in bytes. Each takes t->lock for its

@@ -39,6 +39,14 @@ static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 static dsm_team_t *aset_list;
 static uint64_t *aset_sent, *aset_recv, *aset_eg;
 static dsm_eager_pend_t aset_bcp;
+/* Changes (by 2: odd, never 0) at every init and finalize, when the
+ * cached teams go (dsm_team_aset_gen). */
+static uint64_t aset_gen = 1;
+
+uint64_t dsm_team_aset_gen(void)
+{
+    return __atomic_load_n(&aset_gen, __ATOMIC_ACQUIRE);
+}
 static pthread_mutex_t aset_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ------------------------------------------------------------ slots */
@@ -283,6 +291,7 @@ dsm_status_t dsm_coll_init(void)
     if (!aset_sent || !aset_recv || !aset_eg)
         st = DSM_ERR_NOMEM;
     memset(&aset_bcp, 0, sizeof(aset_bcp));
+    __atomic_fetch_add(&aset_gen, 2, __ATOMIC_RELEASE);
     dsm_eager_init();
     slot_free = (DSM_TEAM_SLOTS == 64 ? ~0ull : (1ull << DSM_TEAM_SLOTS) - 1) &
                 ~((1ull << DSM_SLOT_FIRST_USER) - 1);
@@ -302,6 +311,7 @@ void dsm_coll_fini(void)
 {
     __atomic_store_n(&dsm_rt.world_sync, NULL, __ATOMIC_RELEASE);
     dsm_coll_persist_fini();
+    __atomic_fetch_add(&aset_gen, 2, __ATOMIC_RELEASE);
     while (aset_list) {
         dsm_team_t *t = aset_list;
         aset_list = t->next;
