@@ -1,10 +1,12 @@
 /*
- * Collective latency benchmark: fcollect, collect, alltoall, broadcast,
- * sum reduction and barrier, 8 B to 4 MiB per PE, microseconds per call
+ * Collective latency benchmark: fcollect, collect, alltoall, alltoalls
+ * (every other element), broadcast, sum reduction and barrier, 8 B to
+ * 4 MiB per PE (every power of two up to 1 KiB), microseconds per call
  * (mean over back-to-back calls, slowest PE). Plain OpenSHMEM through the
  * deprecated active-set forms (fcollect64, collect64, alltoall64,
- * broadcast64, longlong_sum_to_all) that Open MPI's OSHMEM also has, so the
- * same source builds with its oshcc; dmashmem additionally gets rows for
+ * alltoalls64, broadcast64, longlong_sum_to_all) that Open MPI's OSHMEM
+ * also has, so the same source builds with its oshcc; dmashmem
+ * additionally gets rows for
  * its persistent requests (SHMEMX_HAVE_PERSISTENT_COLL). The variant is
  * chosen outside the program (SHMEM_FCOLLECT_ALGORITHM, ...), named in
  * the output with --label.
@@ -54,11 +56,12 @@ static int iters_for(long bytes)
     return it < 5 ? 5 : (int)it;
 }
 
-enum op { FCOLLECT, COLLECT, ALLTOALL, BCAST, REDUCE, BARRIER, OP_PFC,
-          OP_PA2A, OP_N };
+enum op { FCOLLECT, COLLECT, ALLTOALL, ALLTOALLS, BCAST, REDUCE, BARRIER,
+          OP_PFC, OP_PA2A, OP_N };
 static const char *const opname[] = {"fcollect", "collect", "alltoall",
-                                     "broadcast", "sum_to_all", "barrier",
-                                     "fcollect_persist", "alltoall_persist"};
+                                     "alltoalls", "broadcast", "sum_to_all",
+                                     "barrier", "fcollect_persist",
+                                     "alltoall_persist"};
 
 static void one(enum op op, long bytes, int k)
 {
@@ -73,6 +76,9 @@ static void one(enum op op, long bytes, int k)
         break;
     case ALLTOALL:
         shmem_alltoall64(dest, src, n64, 0, 0, npes, ps);
+        break;
+    case ALLTOALLS: /* every other element: bytes per peer, twice the span */
+        shmem_alltoalls64(dest, src, 2, 2, n64, 0, 0, npes, ps);
         break;
     case BCAST:
         shmem_broadcast64(dest, src, n64, 0, 0, 0, npes, ps);
@@ -181,14 +187,17 @@ int main(int argc, char **argv)
         if (op == OP_PFC || op == OP_PA2A)
             continue;
 #endif
-        static const long sizes[] = {8, 64, 512, 4096, 32768, 262144,
-                                     1L << 20, 4L << 20};
+        static const long sizes[] = {8,    16,    32,     64,      128,
+                                     256,  512,   1024,   4096,    32768,
+                                     262144, 1L << 20, 4L << 20};
         for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
             long b = sizes[si];
             if (b > maxb)
                 break;
             long bytes = op == BARRIER ? 0 : b;
             if (op == REDUCE && bytes > (long)sizeof(pwrk) * 2)
+                break;
+            if (op == ALLTOALLS && 2 * bytes > maxb)
                 break;
             double us = run((enum op)op, bytes);
             if (me == 0) {

@@ -15,9 +15,36 @@
 
 static pthread_mutex_t aset_call = PTHREAD_MUTEX_INITIALIZER;
 
+/* The last active set (under aset_call): the same one again, as in a loop
+ * of pSync calls, needs neither the cache's lock nor the checks (they
+ * passed for it). */
+static struct {
+    uint64_t gen;
+    int start, log, size;
+    dsm_team_t *t;
+} last;
+
+static dsm_team_t *aset_team(int start, int log, int size,
+                             const char *routine)
+{
+    const uint64_t gen = dsm_team_aset_gen();
+    if (last.gen == gen && last.start == start && last.log == log &&
+        last.size == size) {
+        DSM_CHECK_INIT(routine);
+        return last.t;
+    }
+    dsm_team_t *t = dsm_team_aset(start, log, size, routine);
+    last.gen = gen;
+    last.start = start;
+    last.log = log;
+    last.size = size;
+    last.t = t;
+    return t;
+}
+
 #define ASET_BEGIN(routine, start, log, size)                                  \
-    dsm_team_t *t = dsm_team_aset(start, log, size, routine);                  \
-    pthread_mutex_lock(&aset_call)
+    pthread_mutex_lock(&aset_call);                                            \
+    dsm_team_t *t = aset_team(start, log, size, routine)
 #define ASET_END() pthread_mutex_unlock(&aset_call)
 
 void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)

@@ -204,7 +204,15 @@ static void report(dsm_team_t *t, int m, const rec_t *theirs, int have,
     char me_s[160], them_s[160];
     const uint64_t seq = t->ncall;
 
-    write_rec(mine.w, seq, team_id(t), t->dig, t->call);
+    if (t->call) {
+        write_rec(mine.w, seq, team_id(t), t->dig, t->call);
+    } else {
+        /* A call that returned before the check (an eager broadcast's
+         * root, eager.c): its record was written during it. */
+        const uint64_t *r = t->xchg + REC_BASE + (seq & 1) * REC_WORDS;
+        for (int i = 0; i < REC_WORDS; i++)
+            mine.w[i] = r[i];
+    }
     describe(&mine, me_s, sizeof(me_s));
     if (have)
         describe(theirs, them_s, sizeof(them_s));

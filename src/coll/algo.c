@@ -89,7 +89,8 @@ void dsm_coll_tune_init(void)
 {
     pthread_once(&tune_once, tune_read);
     if (DSM_UNLIKELY(tune_error))
-        dsm_rt_fatal("collective", "%s=%s: use auto, pcpy, b2b, %s or direct",
+        dsm_rt_fatal("collective", "%s=%s: use auto, eager, direct, pcpy, "
+                     "b2b or %s",
                      tune_error,
                      tune_error[6] == 'F' ? dsm_env.fcollect_algorithm
                                           : dsm_env.alltoall_algorithm,
@@ -101,9 +102,12 @@ dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
 {
     const dsm_coll_tune_t *t = &dsm_coll_tune;
     dsm_algo_t a = kind == DSM_COLL_AG ? t->ag : t->a2a;
-    uint32_t caps = dsm_sdma_caps(dsm_rt.sdma);
 
     (void)npes;
+    /* The common small call first. */
+    if (a == DSM_ALGO_AUTO && host && nbytes <= dsm_eager.max)
+        return DSM_ALGO_EAGER;
+    uint32_t caps = dsm_sdma_caps(dsm_rt.sdma);
     if (a == DSM_ALGO_SWAP && kind == DSM_COLL_AG) {
         dsm_debug("SHMEM_FCOLLECT_ALGORITHM=swap does not apply to an "
                   "AllGather; using auto");
@@ -112,8 +116,13 @@ dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
         dsm_debug("SHMEM_ALLTOALL_ALGORITHM=bcast does not apply to an "
                   "AlltoAll; using auto");
         a = DSM_ALGO_AUTO;
-    } else if (a == DSM_ALGO_DIRECT && !host) {
-        dsm_debug("direct collectives need host memory; using auto");
+    } else if ((a == DSM_ALGO_DIRECT || a == DSM_ALGO_EAGER) && !host) {
+        dsm_debug("%s collectives need host memory; using auto",
+                  dsm_algo_name(a));
+        a = DSM_ALGO_AUTO;
+    } else if (a == DSM_ALGO_EAGER && nbytes > dsm_eager.max) {
+        dsm_debug("%zu bytes per message are more than eager takes (%zu); "
+                  "using auto", nbytes, dsm_eager.max);
         a = DSM_ALGO_AUTO;
     } else if ((a == DSM_ALGO_BCAST && !(caps & DSM_SDMA_CAP_BCAST_NATIVE)) ||
                (a == DSM_ALGO_SWAP && !(caps & DSM_SDMA_CAP_SWAP_NATIVE))) {
@@ -123,6 +132,8 @@ dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
     }
     if (a != DSM_ALGO_AUTO)
         return a;
+    if (host && nbytes <= dsm_eager.max)
+        return DSM_ALGO_EAGER;
     if (host && nbytes <= t->direct_max)
         return DSM_ALGO_DIRECT;
     if (nbytes < (kind == DSM_COLL_AG ? t->ag_pcpy_min : t->a2a_pcpy_min))

@@ -20,6 +20,42 @@ static void check_overlap(const char *routine, const char *dest,
                      "alltoall)");
 }
 
+/* Eager (coll.h): block m of source into member m's eager area, then each
+ * member's block for me out of mine. Strided blocks are packed into one
+ * message of count elements of len bytes. */
+static void a2a_eager(dsm_team_t *t, char *dest, const char *src,
+                      size_t len, size_t count, ptrdiff_t dstr,
+                      ptrdiff_t sstr, size_t dblk, size_t sblk)
+{
+    const int n = t->size, me = t->my_idx;
+    const size_t bytes = len * count;
+    char buf[DSM_EAGER_LINES_MAX / 2 * DSM_EAGER_LINE_DATA]
+        __attribute__((aligned(16)));
+
+    for (int i = 1; i < n; i++) {
+        const int m = (me + i) % n;
+        const char *s = src + (size_t)m * sblk;
+        if (count > 1) {
+            dsm_coll_copy_elems(buf, (ptrdiff_t)len, s, sstr, len, count);
+            s = buf;
+        }
+        dsm_eager_send(t, m, s, bytes);
+    }
+    dsm_eager_notify(t);
+    dsm_coll_copy_elems(dest + (size_t)me * dblk, dstr,
+                        src + (size_t)me * sblk, sstr, len, count);
+    for (int i = 1; i < n; i++) {
+        const int m = (me - i + n) % n;
+        char *d = dest + (size_t)m * dblk;
+        if (count == 1) {
+            dsm_eager_recv(t, m, d, bytes);
+            continue;
+        }
+        dsm_eager_recv(t, m, buf, bytes);
+        dsm_coll_copy_elems(d, dstr, buf, (ptrdiff_t)len, len, count);
+    }
+}
+
 static void a2a_run(dsm_team_t *t, char *dest, const char *src,
                     size_t elem, size_t nelems, ptrdiff_t dstr,
                     ptrdiff_t sstr, int strided, const char *routine,
@@ -58,8 +94,13 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
             dsm_debug("%s: swap needs contiguous blocks; using pcpy", routine);
             algo = DSM_ALGO_PCPY;
         }
+        if (algo == DSM_ALGO_EAGER && (nelems * elem > dsm_eager.max ||
+                                       !dsm_coll_host(dest, src)))
+            algo = DSM_ALGO_AUTO;
         if (algo == DSM_ALGO_AUTO)
-            algo = elem <= dsm_coll_tune.strided_cpu_max
+            algo = nelems * elem <= dsm_eager.max && dsm_coll_host(dest, src)
+                       ? DSM_ALGO_EAGER
+                   : elem <= dsm_coll_tune.strided_cpu_max
                        ? DSM_ALGO_DIRECT
                        : dsm_coll_algo(DSM_COLL_A2A, nelems * elem, n,
                                        dsm_coll_host(dest, src));
@@ -72,6 +113,11 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     }
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
+    if (algo == DSM_ALGO_EAGER) {
+        a2a_eager(t, dest, src, len, count, dstr, sstr, dblk, sblk);
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
     p = (dsm_plan_t){
         .t = t,
         .kind = DSM_COLL_A2A,

@@ -1,7 +1,10 @@
 /*
  * Broadcast: nbytes from the root member's source to dest on every member,
- * in one of three ways (SHMEM_BCAST_ALGORITHM):
+ * in one of four ways (SHMEM_BCAST_ALGORITHM):
  *
+ *   eager  (small, host memory, one node; auto's choice there) the root
+ *          copies source into every member's eager area and returns; each
+ *          member copies it out (eager.c).
  *   pull   the root signals "source ready" to every member; each member
  *          copies from the root's source through the shared mapping and
  *          signals "done" back, so the root may reuse its source. Copies
@@ -25,8 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BC_AUTO, BC_PULL, BC_PUSH, BC_BCAST };
-static const char *const bc_names[] = {"auto", "pull", "push", "bcast"};
+enum { BC_AUTO, BC_PULL, BC_PUSH, BC_BCAST, BC_EAGER };
+static const char *const bc_names[] = {"auto", "pull", "push", "bcast",
+                                       "eager"};
 
 static int bc_alg;
 static int bc_engine_native; /* the backend's engines reach host memory */
@@ -47,8 +51,8 @@ dsm_status_t dsm_coll_bcast_init(void)
         if (!strcmp(a, bc_names[i]))
             bc_alg = (int)i;
     if (bc_alg < 0) {
-        dsm_log_error("shmem_init: SHMEM_BCAST_ALGORITHM=%s: use auto, pull, "
-                      "push or bcast", a);
+        dsm_log_error("shmem_init: SHMEM_BCAST_ALGORITHM=%s: use auto, "
+                      "eager, pull, push or bcast", a);
         return DSM_ERR_INVAL;
     }
     /* The cpu backend's engines are threads on the same cores as the PEs:
@@ -214,7 +218,17 @@ void dsm_coll_broadcast(dsm_team_t *t, void *dest, const void *src,
             memmove(dest, src, nbytes);
         return;
     }
-    if (alg == BC_AUTO || !dsm_team_mapped(t) || !dsm_coll_host(dest, src))
+    /* Small, host memory, one node: the root copies into the members'
+     * eager areas and returns (eager.c). */
+    if ((alg == BC_AUTO || alg == BC_EAGER) && dsm_eager_ok(t, nbytes) &&
+        dsm_coll_host(dest, src)) {
+        pthread_mutex_lock(&t->lock);
+        dsm_eager_bcast(t, dest, src, nbytes, root, root_too, call);
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
+    if (alg == BC_AUTO || alg == BC_EAGER || !dsm_team_mapped(t) ||
+        !dsm_coll_host(dest, src))
         /* across nodes, or GPU memory: members get */
         alg = bc_engine_native && nbytes > BC_AUTO_PULL_MAX && dsm_team_mapped(t)
                   ? BC_BCAST

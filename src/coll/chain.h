@@ -17,24 +17,32 @@
  *   3. wait:    for the chains' completion (source reusable) and the
  *               arrivals of every peer (dest complete).
  *
- * Every collective moves exactly two signals per ordered pair (ready, then
- * arrival) and all of them travel through one queue or the caller, so the
- * peer's word only grows: back-to-back collectives need no reset and no
- * barrier. The variant only changes which queue carries what.
+ * Every collective run from a plan moves exactly two signals per ordered
+ * pair (ready, then arrival) and all of them travel through one queue or
+ * the caller, so the peer's word only grows: back-to-back collectives need
+ * no reset and no barrier. The variant only changes which queue carries
+ * what. Small calls on host memory take no plan: their data goes as one
+ * eager message per ordered pair into memory of the library's own, which
+ * needs no ready (coll.h "eager messages", eager.c); they use neither
+ * the plans' words nor their counts.
  */
 #ifndef DSM_COLL_CHAIN_H
 #define DSM_COLL_CHAIN_H
 
 #include "coll/coll.h"
 
-/* Variants (DMA-Latte) plus the caller-executed direct path. */
+#include <string.h>
+
+/* Variants (DMA-Latte) plus the caller-executed direct path, and the
+ * eager messages of small calls (coll.h, eager.c: no plan, no chain). */
 #define DSM_ALGO_LIST(X)                                                       \
     X(AUTO, "auto")                                                            \
     X(PCPY, "pcpy")                                                            \
     X(B2B, "b2b")                                                              \
     X(BCAST, "bcast")                                                          \
     X(SWAP, "swap")                                                            \
-    X(DIRECT, "direct")
+    X(DIRECT, "direct")                                                        \
+    X(EAGER, "eager")
 
 typedef enum {
 #define DSM_ALGO_ENUM(name, str) DSM_ALGO_##name,
@@ -232,6 +240,28 @@ static inline void dsm_chain_signal(dsm_team_t *t, int m, uint64_t v,
     if (engines)
         dsm_wake_notify(&pc->wake);
     dsm_wake_notify(&pc->wake_app);
+}
+
+/* count elements of len bytes, dstr and sstr bytes apart, by the CPU:
+ * the common element sizes as single loads and stores (a memcpy call per
+ * element costs more than a small element). */
+static inline void dsm_coll_copy_elems(char *dst, ptrdiff_t dstr,
+                                       const char *src, ptrdiff_t sstr,
+                                       size_t len, size_t count)
+{
+#define DSM_COPY_ELEMS(N)                                                      \
+    for (size_t k = 0; k < count; k++)                                         \
+        memcpy(dst + (ptrdiff_t)k * dstr, src + (ptrdiff_t)k * sstr, N);       \
+    break;
+    switch (len) {
+    case 1: DSM_COPY_ELEMS(1)
+    case 2: DSM_COPY_ELEMS(2)
+    case 4: DSM_COPY_ELEMS(4)
+    case 8: DSM_COPY_ELEMS(8)
+    case 16: DSM_COPY_ELEMS(16)
+    default: DSM_COPY_ELEMS(len)
+    }
+#undef DSM_COPY_ELEMS
 }
 
 /* Tunables read once (algo.c). */

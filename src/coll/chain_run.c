@@ -72,9 +72,7 @@ static inline void part_memcpy(dsm_team_t *t, const dsm_part_t *x)
         memmove(x->dst, x->src, x->len);
         return;
     }
-    for (size_t k = 0; k < x->count; k++)
-        memcpy(x->dst + (ptrdiff_t)k * x->dstr,
-               x->src + (ptrdiff_t)k * x->sstr, x->len);
+    dsm_coll_copy_elems(x->dst, x->dstr, x->src, x->sstr, x->len, x->count);
 }
 
 /* 1 when some peer still owed a block has signalled ready. */

@@ -43,6 +43,16 @@ enum {
     DSM_SLOT_FIRST_USER = 3
 };
 
+/* Broadcasts this PE sent as root on the eager path whose members'
+ * acknowledgements it has not looked at yet (eager.c): the team, how many
+ * calls, the last one's digest. One per team; the active sets, which
+ * share their counters, share one. */
+typedef struct dsm_eager_pend {
+    struct dsm_team *t; /* NULL: none pending */
+    uint64_t n;
+    uint32_t dig;
+} dsm_eager_pend_t;
+
 struct dsm_team {
     int size;      /* members */
     int my_idx;    /* this PE's index in the team, -1 if not a member */
@@ -75,6 +85,14 @@ struct dsm_team {
     const dsm_call_t *call; /* its description (the caller's, for its
                              * duration) */
     uint64_t rec_seq;       /* the call whose record is written */
+    /* Eager messages (eager.c), private counts per member (indexed like
+     * sent/recv, without the channel): eg[k * sig_stride + i] for k =
+     * DSM_EG_SENT, ... (coll.h below). Active sets share one array. */
+    uint64_t *eg;
+    int eused;              /* an eager call ran: clear the area at destroy */
+    dsm_eager_pend_t *bcp;  /* pending broadcast acks (&bcp_own, or the
+                             * active sets' shared one) */
+    dsm_eager_pend_t bcp_own;
 };
 
 typedef struct dsm_team dsm_team_t;
@@ -141,13 +159,25 @@ uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m);
 #define DSM_DIG_MASK ((1u << DSM_DIG_BITS) - 1)
 uint32_t dsm_coll_digest(const dsm_call_t *c);
 extern uint32_t dsm_coll_dig_barrier; /* every barrier's (a constant) */
-static inline void dsm_coll_call(dsm_team_t *t, const dsm_call_t *c)
+void dsm_eager_flush(dsm_eager_pend_t *p);
+/* dsm_coll_call without looking at pending broadcast acks first (the
+ * eager broadcast's root, eager.c, decides itself). */
+static inline void dsm_coll_call_keep(dsm_team_t *t, const dsm_call_t *c)
 {
     t->ncall++;
     t->call = c;
     t->dig = DSM_UNLIKELY(!dsm_rt.check) ? 0
              : c->kind == DSM_CALL_BARRIER ? dsm_coll_dig_barrier
                                            : dsm_coll_digest(c);
+}
+/* Every collective call goes through here: acknowledgements of eager
+ * broadcasts this PE sent as root are checked before anything else
+ * (they are the members' next signals on the CPU channel). */
+static inline void dsm_coll_call(dsm_team_t *t, const dsm_call_t *c)
+{
+    if (DSM_UNLIKELY(t->bcp->t != NULL))
+        dsm_eager_flush(t->bcp);
+    dsm_coll_call_keep(t, c);
 }
 /* Write the record of t's call in progress, once: only when a wait of
  * the call lasts, the call reports a mismatch or moves nothing (the fast
@@ -206,6 +236,8 @@ dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine);
  * calling PE is not in it. Cached: the same object for the same set. */
 dsm_team_t *dsm_team_aset(int start, int log_stride, int size,
                           const char *routine);
+/* Changes whenever the cached active-set teams may go (init, finalize). */
+uint64_t dsm_team_aset_gen(void);
 
 /* ---- data-moving collectives (src/coll/chain*.c, fcollect.c, ...) ----
  * Collectives over t with sizes in bytes. Each takes t->lock for its
@@ -222,6 +254,51 @@ void dsm_coll_alltoall(dsm_team_t *t, void *dest, const void *src,
 void dsm_coll_alltoalls(dsm_team_t *t, void *dest, const void *src,
                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
                         size_t elem_size, const char *routine);
+
+/* ---- eager messages (eager.c) ----
+ * Small collectives on host memory of a mapped team copy their data into
+ * the receivers' eager area (rt.h) instead of their dest: one message per
+ * ordered pair and call, no ready signal, no wait for the receiver. Each
+ * 64-byte line of a message carries its own word (message number << 24 |
+ * the call's digest) before 56 bytes of data, so a receiver sees each line
+ * complete and a stale line never passes for a new one; the receiver
+ * copies the data out and counts the lines consumed in a word the sender
+ * reads before reusing them (credit). */
+#define DSM_EAGER_LINE_DATA 56
+enum { DSM_EG_SENT = 0, DSM_EG_SLINES, DSM_EG_CRED, DSM_EG_RECV,
+       DSM_EG_RLINES, DSM_EG_N };
+typedef struct dsm_eager_cfg {
+    size_t lines;    /* ring lines per sender (a power of two), 0: off */
+    size_t max;      /* auto: message bytes up to which calls go eager */
+    size_t area_off; /* from a PE's control page to slot 0's eager area */
+    size_t slot_bytes, cons_off;
+} dsm_eager_cfg_t;
+extern dsm_eager_cfg_t dsm_eager;
+/* At init, after the env table (SHMEM_COLL_EAGER_MAX). */
+void dsm_eager_init(void);
+/* 1 when a call on t whose largest message is len bytes may go eager:
+ * a mapped team of several PEs, host memory (the caller checks), len
+ * within SHMEM_COLL_EAGER_MAX and half a ring. */
+static inline int dsm_eager_ok(const dsm_team_t *t, size_t len)
+{
+    return len <= dsm_eager.max && t->size > 1 && dsm_team_mapped(t);
+}
+/* My next message to member m: len bytes from src (waits for room). */
+void dsm_eager_send(dsm_team_t *t, int m, const void *src, size_t len);
+/* Wake the members that sleep waiting for what was sent (one fence). */
+void dsm_eager_notify(dsm_team_t *t);
+/* The next message from member m into dst (len bytes; waits for it,
+ * fails the job when it carries another call's digest). */
+void dsm_eager_recv(dsm_team_t *t, int m, void *dst, size_t len);
+/* Broadcast of nbytes (within dsm_eager_ok) from member root: the root
+ * sends and returns; members send the root a CPU-channel signal after
+ * theirs came, which the root checks at its next call. */
+void dsm_eager_bcast(dsm_team_t *t, void *dest, const void *src,
+                     size_t nbytes, int root, int root_too,
+                     const dsm_call_t *call);
+/* Team destroy, after its last barrier: the area zeroed for the slot's
+ * next team. */
+void dsm_eager_clear(dsm_team_t *t);
 
 /* ---- the non-chain collectives (bcast.c, reduce.c, scan.c) ---- */
 

@@ -32,6 +32,23 @@ static size_t local_len(const char *routine, const char *mine,
     return nbytes;
 }
 
+/* Eager (coll.h): my block into every peer's eager area, then each
+ * peer's block out of mine, in the order they were sent. */
+static void fc_eager(dsm_team_t *t, char *dest, const char *src,
+                     size_t nbytes, size_t local)
+{
+    const int n = t->size, me = t->my_idx;
+    for (int i = 1; i < n; i++)
+        dsm_eager_send(t, (me + i) % n, src, nbytes);
+    dsm_eager_notify(t);
+    if (local)
+        memcpy(dest + (size_t)me * nbytes, src, nbytes);
+    for (int i = 1; i < n; i++) {
+        int m = (me - i + n) % n;
+        dsm_eager_recv(t, m, dest + (size_t)m * nbytes, nbytes);
+    }
+}
+
 void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
                        size_t nbytes, const char *routine, size_t esize)
 {
@@ -54,18 +71,25 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
         dsm_coll_self_copy(mine, src, nbytes, 1, 0, 0, fc_routine);
         return;
     }
+    const size_t local = local_len(fc_routine, mine, src, nbytes, dest,
+                                   nbytes * (size_t)n);
+    const dsm_algo_t algo =
+        dsm_coll_algo_team(t, DSM_COLL_AG, nbytes, dest, src, fc_routine);
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
+    if (algo == DSM_ALGO_EAGER) {
+        fc_eager(t, dest, src, nbytes, local);
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
     p = (dsm_plan_t){
         .t = t,
         .kind = DSM_COLL_AG,
-        .algo = dsm_coll_algo_team(t, DSM_COLL_AG, nbytes, dest, src,
-                                   fc_routine),
+        .algo = algo,
         .routine = fc_routine,
         .dig = t->dig,
         .local = {.m = me, .src = src, .dst = mine, .count = 1,
-                  .len = local_len(fc_routine, mine, src, nbytes, dest,
-                                   nbytes * (size_t)n)},
+                  .len = local},
         .np = n - 1,
         .peer = dsm_plan_peers(n - 1),
     };
@@ -118,6 +142,10 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
         .np = n - 1,
         .peer = dsm_plan_peers(n - 1),
     };
+    /* The counts may differ: each member picks its own variant (mixed),
+     * and eager, which needs every member's size, is not one of them. */
+    if (p.algo == DSM_ALGO_EAGER)
+        p.algo = DSM_ALGO_DIRECT;
     /* Ready, carrying my count. */
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];

@@ -99,6 +99,42 @@ static void fold(dsm_team_t *t, char *acc, const void *src, size_t n,
     free(in);
 }
 
+/* Small (coll.h eager messages): every member sends its source to every
+ * other, then folds members [lo, hi) in member order from what came, as
+ * fold() does: the same result on every member, no barrier. */
+static void reduce_eager(dsm_team_t *t, void *dest, const void *src,
+                         size_t n, size_t esz, dsm_coll_op_t op, int lo,
+                         int hi)
+{
+    const size_t bytes = n * esz;
+    char acc[DSM_EAGER_LINES_MAX / 2 * DSM_EAGER_LINE_DATA]
+        __attribute__((aligned(64)));
+    char in[sizeof(acc)] __attribute__((aligned(64)));
+    const int me = t->my_idx;
+
+    for (int i = 1; i < t->size; i++)
+        dsm_eager_send(t, (me + i) % t->size, src, bytes);
+    dsm_eager_notify(t);
+    if (lo >= hi)
+        memset(acc, 0, bytes);
+    /* Every member's message is taken, in member order; those outside
+     * [lo, hi) (a scan's) are only consumed. */
+    for (int m = 0; m < t->size; m++) {
+        const void *b = src;
+        if (m != me) {
+            dsm_eager_recv(t, m, in, bytes);
+            b = in;
+        }
+        if (m < lo || m >= hi)
+            continue;
+        if (m == lo)
+            memcpy(acc, b, bytes);
+        else
+            op(acc, b, n);
+    }
+    memcpy(dest, acc, bytes);
+}
+
 /* The shared skeleton: barrier, fold [lo, hi), barrier, write dest. */
 static void reduce_range(dsm_team_t *t, void *dest, const void *src,
                          size_t n, size_t esz, dsm_coll_op_t op, int lo,
@@ -117,6 +153,13 @@ static void reduce_range(dsm_team_t *t, void *dest, const void *src,
     }
     if (DSM_UNLIKELY(n > SIZE_MAX / esz))
         dsm_rt_fatal(routine, "%zu elements of %zu bytes overflow", n, esz);
+    if (dsm_eager_ok(t, n * esz) && dsm_coll_host(dest, src)) {
+        pthread_mutex_lock(&t->lock);
+        dsm_coll_call(t, call);
+        reduce_eager(t, dest, src, n, esz, op, lo, hi);
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
     acc = malloc(n * esz);
     if (!acc)
         dsm_rt_fatal(routine, "out of memory for a %zu-byte reduction "

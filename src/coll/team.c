@@ -37,7 +37,16 @@ static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Active sets: one cache of internal teams sharing one slot and one pair of
  * counter arrays indexed by world PE. */
 static dsm_team_t *aset_list;
-static uint64_t *aset_sent, *aset_recv;
+static uint64_t *aset_sent, *aset_recv, *aset_eg;
+static dsm_eager_pend_t aset_bcp;
+/* Changes (by 2: odd, never 0) at every init and finalize, when the
+ * cached teams go (dsm_team_aset_gen). */
+static uint64_t aset_gen = 1;
+
+uint64_t dsm_team_aset_gen(void)
+{
+    return __atomic_load_n(&aset_gen, __ATOMIC_ACQUIRE);
+}
 static pthread_mutex_t aset_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ------------------------------------------------------------ slots */
@@ -155,10 +164,12 @@ static dsm_team_t *team_alloc(int size, int slot)
     t->pes = calloc((size_t)size, sizeof(int));
     t->sent = calloc((size_t)DSM_CHAN_MAX * (size_t)size, sizeof(uint64_t));
     t->recv = calloc((size_t)DSM_CHAN_MAX * (size_t)size, sizeof(uint64_t));
-    if (!t->pes || !t->sent || !t->recv) {
+    t->eg = calloc((size_t)DSM_EG_N * (size_t)size, sizeof(uint64_t));
+    if (!t->pes || !t->sent || !t->recv || !t->eg) {
         free(t->pes);
         free(t->sent);
         free(t->recv);
+        free(t->eg);
         return NULL;
     }
     return t;
@@ -169,6 +180,7 @@ static void team_free(dsm_team_t *t)
     if (!t->aset) {
         free(t->sent);
         free(t->recv);
+        free(t->eg);
     }
     free(t->pes);
     __atomic_store_n(&t->magic, 0, __ATOMIC_RELEASE);
@@ -195,6 +207,8 @@ static void team_setup(dsm_team_t *t, int slot)
     if (!t->sig_world)
         t->sig_stride = t->size;
     t->sig = slot_sig(dsm_rt.me, slot);
+    if (!t->bcp)
+        t->bcp = &t->bcp_own;
     t->xchg = (uint64_t *)slot_base(dsm_rt.me, slot);
     t->caps = dsm_path_caps_of(&dsm_paths, t->pes, t->size);
     pthread_mutex_init(&t->lock, NULL);
@@ -244,7 +258,8 @@ static dsm_status_t predefined(dsm_team_t *t, int slot, int n, const int *pes)
     t->pes = malloc((size_t)n * sizeof(int));
     t->sent = calloc((size_t)DSM_CHAN_MAX * (size_t)n, sizeof(uint64_t));
     t->recv = calloc((size_t)DSM_CHAN_MAX * (size_t)n, sizeof(uint64_t));
-    if (!t->pes || !t->sent || !t->recv)
+    t->eg = calloc((size_t)DSM_EG_N * (size_t)n, sizeof(uint64_t));
+    if (!t->pes || !t->sent || !t->recv || !t->eg)
         return DSM_ERR_NOMEM;
     memcpy(t->pes, pes, (size_t)n * sizeof(int));
     t->predefined = 1;
@@ -272,8 +287,12 @@ dsm_status_t dsm_coll_init(void)
     free(pes);
     aset_sent = calloc((size_t)DSM_CHAN_MAX * (size_t)n, sizeof(uint64_t));
     aset_recv = calloc((size_t)DSM_CHAN_MAX * (size_t)n, sizeof(uint64_t));
-    if (!aset_sent || !aset_recv)
+    aset_eg = calloc((size_t)DSM_EG_N * (size_t)n, sizeof(uint64_t));
+    if (!aset_sent || !aset_recv || !aset_eg)
         st = DSM_ERR_NOMEM;
+    memset(&aset_bcp, 0, sizeof(aset_bcp));
+    __atomic_fetch_add(&aset_gen, 2, __ATOMIC_RELEASE);
+    dsm_eager_init();
     slot_free = (DSM_TEAM_SLOTS == 64 ? ~0ull : (1ull << DSM_TEAM_SLOTS) - 1) &
                 ~((1ull << DSM_SLOT_FIRST_USER) - 1);
     if (st != DSM_OK) {
@@ -292,6 +311,7 @@ void dsm_coll_fini(void)
 {
     __atomic_store_n(&dsm_rt.world_sync, NULL, __ATOMIC_RELEASE);
     dsm_coll_persist_fini();
+    __atomic_fetch_add(&aset_gen, 2, __ATOMIC_RELEASE);
     while (aset_list) {
         dsm_team_t *t = aset_list;
         aset_list = t->next;
@@ -299,7 +319,8 @@ void dsm_coll_fini(void)
     }
     free(aset_sent);
     free(aset_recv);
-    aset_sent = aset_recv = NULL;
+    free(aset_eg);
+    aset_sent = aset_recv = aset_eg = NULL;
     team_free(&dsm_team_world);
     team_free(&dsm_team_shared);
     dsm_coll_bcast_fini();
@@ -602,6 +623,7 @@ void pshmem_team_destroy(shmem_team_t team)
     dsm_team_sync(t);
     pthread_mutex_unlock(&t->lock);
     slot_clear(t->slot);
+    dsm_eager_clear(t);
     slot_give(t->slot);
     team_free(t);
 }
@@ -610,6 +632,7 @@ DSM_WEAK(team_destroy)
 void dsm_team_release(dsm_team_t *t)
 {
     slot_clear(t->slot);
+    dsm_eager_clear(t);
     slot_give(t->slot);
     team_free(t);
 }
@@ -775,6 +798,8 @@ dsm_team_t *dsm_team_aset(int start, int log_stride, int size,
         t->log_stride = log_stride;
         t->sent = aset_sent;
         t->recv = aset_recv;
+        t->eg = aset_eg;
+        t->bcp = &aset_bcp;
         team_setup(t, DSM_SLOT_ASET);
         t->next = aset_list;
         aset_list = t;

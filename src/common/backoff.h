@@ -13,7 +13,7 @@
  * then sleep on a wake word. Call dsm_backoff() once per failed check. */
 /* Set at init from SHMEM_WAIT_MODE. 0: waiters spin, then yield forever,
  * so a flag written by a plain put is seen within a yield, never after a
- * bounded sleep; 1: they spin and yield briefly, then sleep (PEs outnumber
+ * bounded sleep; 1: they yield a few times, then sleep (PEs outnumber
  * cores); 2: they never spin: they sleep at the first failed check. */
 extern int dsm_backoff_may_sleep;
 

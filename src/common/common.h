@@ -96,15 +96,22 @@ typedef struct dsm_wake {
     volatile uint32_t sleepers;
 } dsm_wake_t;
 
+/* The wake without the fence: for a writer that notifies several words
+ * after one __atomic_thread_fence(__ATOMIC_SEQ_CST) of its own. */
+static inline void dsm_wake_sleepers(dsm_wake_t *w)
+{
+    if (DSM_UNLIKELY(__atomic_load_n(&w->sleepers, __ATOMIC_RELAXED))) {
+        __atomic_fetch_add(&w->seq, 1, __ATOMIC_RELEASE);
+        dsm_futex_wake(&w->seq, 0x7fffffff);
+    }
+}
+
 static inline void dsm_wake_notify(dsm_wake_t *w)
 {
     /* The caller's data store must be visible before we read sleepers, and
      * a sleeper registers before re-checking its condition (Dekker). */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (DSM_UNLIKELY(__atomic_load_n(&w->sleepers, __ATOMIC_RELAXED))) {
-        __atomic_fetch_add(&w->seq, 1, __ATOMIC_RELEASE);
-        dsm_futex_wake(&w->seq, 0x7fffffff);
-    }
+    dsm_wake_sleepers(w);
 }
 
 /* Sleep on w unless cond(arg) holds once registered; timeout_ns bounds the

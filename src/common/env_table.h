@@ -113,18 +113,20 @@
       "launcher's --bind-to sets it")                                         \
     X(SHMEM_WAIT_MODE, STR, wait_mode, "auto",                                 \
       "how blocked PEs wait: spin (spin, then yield), sleep (sleep at "      \
-      "once, never spin), auto (where PEs outnumber the cores spin and "      \
-      "yield briefly, then sleep; else as spin)")                             \
+      "once, never spin), auto (where PEs outnumber the cores yield a few "  \
+      "times, then sleep; else as spin)")                                     \
     X(SHMEM_SDMA_PROXY, STR, sdma_proxy, "auto",                               \
       "host proxy thread: auto (only for backends whose engines cannot "      \
       "take requests themselves), 1 always, 0 never")                         \
     X(SHMEM_BCAST_ALGORITHM, STR, bcast_algorithm, "auto",                     \
-      "broadcast: auto, pull (members copy), push (root's engine copies) or " \
-      "bcast (push, two destinations per engine command)")                     \
+      "broadcast: auto, eager (root copies into the members' eager areas), " \
+      "pull (members copy), push (root's engine copies) or bcast (push, "    \
+      "two destinations per engine command)")                                  \
     X(SHMEM_FCOLLECT_ALGORITHM, STR, fcollect_algorithm, "auto",               \
-      "fcollect/collect variant: auto, pcpy, b2b, bcast or direct")           \
+      "fcollect/collect variant: auto, eager (not collect), pcpy, b2b, "     \
+      "bcast or direct")                                                       \
     X(SHMEM_ALLTOALL_ALGORITHM, STR, alltoall_algorithm, "auto",               \
-      "alltoall(s) variant: auto, pcpy, b2b, swap or direct")                 \
+      "alltoall(s) variant: auto, eager, pcpy, b2b, swap or direct")          \
     X(SHMEM_PRELAUNCH_DEPTH, INT, prelaunch_depth, "2",                        \
       "persistent collectives: instances posted ahead behind a trigger "       \
       "(0: each posted at its start; at most 64)")                             \
@@ -141,6 +143,10 @@
     X(SHMEM_COLL_DIRECT_MAX, SIZE, coll_direct_max, "auto",                    \
       "auto: bytes per peer up to which host-memory collectives are copied "  \
       "by the caller (direct) rather than by engine chains")                  \
+    X(SHMEM_COLL_EAGER_MAX, SIZE, coll_eager_max, "auto",                      \
+      "auto: bytes per message (per PE, per peer for alltoall) up to which "  \
+      "host-memory collectives copy into the receivers' eager area (one "    \
+      "message per pair, no ready round); 0 = off")                          \
     X(SHMEM_FCOLLECT_PCPY_MIN, SIZE, fcollect_pcpy_min, "auto",                \
       "auto: bytes per PE from which fcollect uses pcpy instead of b2b")      \
     X(SHMEM_ALLTOALL_PCPY_MIN, SIZE, alltoall_pcpy_min, "auto",                \

@@ -10,8 +10,11 @@
 
 #define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~((a)-1))
 
+uint64_t dsm_heap_gen;
+
 int dsm_heap_init(dsm_heap_t *h, size_t size)
 {
+    dsm_heap_changed();
     memset(h, 0, sizeof(*h));
     h->cap = 64;
     h->blk = malloc(h->cap * sizeof(*h->blk));
@@ -25,6 +28,7 @@ int dsm_heap_init(dsm_heap_t *h, size_t size)
 
 void dsm_heap_fini(dsm_heap_t *h)
 {
+    dsm_heap_changed();
     free(h->blk);
     memset(h, 0, sizeof(*h));
 }
@@ -87,6 +91,7 @@ static size_t find_used(const dsm_heap_t *h, size_t off)
 
 size_t dsm_heap_alloc(dsm_heap_t *h, size_t size, size_t align)
 {
+    dsm_heap_changed();
     size_t i, req = size;
 
     if (align < DSM_HEAP_MIN_ALIGN)
@@ -126,6 +131,7 @@ size_t dsm_heap_alloc(dsm_heap_t *h, size_t size, size_t align)
 
 int dsm_heap_free(dsm_heap_t *h, size_t off)
 {
+    dsm_heap_changed();
     size_t i = find_used(h, off);
     if (i == SIZE_MAX)
         return -1;
@@ -139,6 +145,7 @@ size_t dsm_heap_realloc(dsm_heap_t *h, size_t off, size_t size, int *moved)
 {
     size_t i = find_used(h, off), cur, n, req = size;
 
+    dsm_heap_changed();
     *moved = 0;
     if (i == SIZE_MAX)
         return SIZE_MAX;

@@ -168,8 +168,11 @@ static size_t offset_of(const char *routine, const void *ptr)
     return off;
 }
 
-void dsm_rt_check_alloc(const char *routine, const char *what,
-                        const void *ptr, size_t need)
+dsm_chk_cache_t dsm_chk_cache[2];
+static unsigned chk_next; /* under heap_lock */
+
+void dsm_rt_check_alloc_slow(const char *routine, const char *what,
+                             const void *ptr, size_t need, uint64_t gen)
 {
     const dsm_seg_t *hs = &dsm_rt.segs[DSM_SEG_HEAP];
     const dsm_seg_t *ds = &dsm_rt.segs[DSM_SEG_DEVICE];
@@ -191,11 +194,24 @@ void dsm_rt_check_alloc(const char *routine, const char *what,
     }
     pthread_mutex_lock(&dsm_rt.heap_lock);
     int found = !dsm_heap_find(h, off, &start, &req);
+    size_t has = found && off - start < req ? req - (off - start) : 0;
+    if (found && need <= has && req) {
+        /* Remembered for the next checks (heap.h): the word first (no
+         * reader takes the entry meanwhile), then the range, then the
+         * generation it is valid for. */
+        dsm_chk_cache_t *c = &dsm_chk_cache[chk_next++ & 1];
+        __atomic_store_n(&c->gen, 0, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        __atomic_store_n(&c->lo, (uintptr_t)ptr - (off - start),
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&c->hi, (uintptr_t)ptr - (off - start) + req,
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&c->gen, gen, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&dsm_rt.heap_lock);
     if (!found)
         dsm_rt_fatal(routine, "%s %p is in the %s but in no allocation "
                      "(freed?)", what, ptr, heap_name);
-    size_t has = off - start >= req ? 0 : req - (off - start);
     if (need <= has)
         return;
     if (off == start)
@@ -345,6 +361,7 @@ static void *realloc_in(dsm_heap_t *h, char *base, const char *var,
         if (!ok && noff != SIZE_MAX) {
             dsm_heap_fini(h);
             *h = undo;
+            dsm_heap_changed();
         } else {
             dsm_heap_fini(&undo);
         }

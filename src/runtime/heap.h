@@ -30,6 +30,15 @@ typedef struct dsm_heap {
     size_t peak;
 } dsm_heap_t;
 
+/* Bumped by every change of any heap's blocks (the functions below, and
+ * heap.c where it puts a copy back): dsm_rt_check_alloc's per-thread
+ * cache of the allocations it found is valid while this is unchanged. */
+extern uint64_t dsm_heap_gen;
+static inline void dsm_heap_changed(void)
+{
+    __atomic_fetch_add(&dsm_heap_gen, 1, __ATOMIC_RELEASE);
+}
+
 int dsm_heap_init(dsm_heap_t *h, size_t size);
 void dsm_heap_fini(dsm_heap_t *h);
 /* Offset of a new block of size bytes aligned to align (a power of two,
@@ -60,7 +69,34 @@ size_t dsm_heap_largest_free(const dsm_heap_t *h);
  * symmetric heap or the device heap, or when ptr lies in one of them but
  * in no allocation. Pointers outside both heaps are left to the address
  * checks (static data has no allocations to compare with). */
-void dsm_rt_check_alloc(const char *routine, const char *what,
-                        const void *ptr, size_t need);
+void dsm_rt_check_alloc_slow(const char *routine, const char *what,
+                             const void *ptr, size_t need, uint64_t gen);
+/* The last two allocations the checks found, valid while dsm_heap_gen is
+ * gen: a collective called over and over on the same buffers takes no
+ * lock and no search. Written under the heap lock (gen 0 while the range
+ * changes), read without it: gen, the range, gen again (a seqlock). */
+typedef struct dsm_chk_cache {
+    uint64_t gen;
+    uintptr_t lo, hi; /* the allocation: [start, start + bytes asked) */
+} dsm_chk_cache_t;
+extern dsm_chk_cache_t dsm_chk_cache[2];
+static inline void dsm_rt_check_alloc(const char *routine, const char *what,
+                                      const void *ptr, size_t need)
+{
+    const uint64_t gen = __atomic_load_n(&dsm_heap_gen, __ATOMIC_ACQUIRE);
+    const uintptr_t p = (uintptr_t)ptr;
+    for (int i = 0; i < 2; i++) {
+        dsm_chk_cache_t *c = &dsm_chk_cache[i];
+        if (__atomic_load_n(&c->gen, __ATOMIC_ACQUIRE) != gen)
+            continue;
+        uintptr_t lo = __atomic_load_n(&c->lo, __ATOMIC_RELAXED);
+        uintptr_t hi = __atomic_load_n(&c->hi, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&c->gen, __ATOMIC_RELAXED) == gen &&
+            p - lo < hi - lo && need <= hi - p)
+            return;
+    }
+    dsm_rt_check_alloc_slow(routine, what, ptr, need, gen);
+}
 
 #endif /* DSM_HEAP_H */

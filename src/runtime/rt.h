@@ -58,7 +58,8 @@ typedef struct dsm_ctrl {
 /* Bytes at the end of the heap segment reserved for the runtime: the
  * control page, then DSM_TEAM_SLOTS team slots (src/coll/coll.h), each a
  * header of exchange words and one signal word per PE and channel (2), so
- * the area grows with the job: about 1 MiB at 1024 PEs. */
+ * the area grows with the job: about 1 MiB at 1024 PEs; then the slots'
+ * eager areas (8 MiB at most). */
 #define DSM_INTERNAL_CTRL_BYTES 4096u
 #define DSM_TEAM_SLOTS 64
 /* Header words: 0-1 split exchange, 2-13 two call records (coll/agree.c). */
@@ -67,8 +68,30 @@ typedef struct dsm_ctrl {
     DSM_ALIGN_UP(((size_t)DSM_SLOT_HDR_WORDS + 2 * (size_t)(npes)) *          \
                      sizeof(uint64_t),                                         \
                  (size_t)DSM_CACHELINE)
+/* After the slots, each slot's eager area (src/coll/eager.c): small
+ * collectives write their data into the receiver's memory, one ring of
+ * dsm_eager_lines(npes) 64-byte lines per sender, then one word per
+ * sender (the lines of its messages consumed). 128 KiB per slot at most,
+ * rings of at most 256 lines; none from 2048 PEs on (a ring needs two
+ * lines). */
+#define DSM_EAGER_SLOT_BUDGET (128u << 10)
+#define DSM_EAGER_LINES_MAX 256u
+static inline size_t dsm_eager_lines(int npes)
+{
+    size_t l = DSM_EAGER_LINES_MAX;
+    while (l >= 2 && l * (size_t)npes * DSM_CACHELINE > DSM_EAGER_SLOT_BUDGET)
+        l >>= 1;
+    return l >= 2 ? l : 0;
+}
+#define DSM_EAGER_SLOT_BYTES(npes)                                             \
+    (dsm_eager_lines(npes)                                                     \
+         ? dsm_eager_lines(npes) * (size_t)(npes) * DSM_CACHELINE +            \
+               DSM_ALIGN_UP((size_t)(npes) * sizeof(uint64_t),                 \
+                            (size_t)DSM_CACHELINE)                             \
+         : 0)
 #define DSM_INTERNAL_SIZE(npes)                                                \
-    ((size_t)DSM_INTERNAL_CTRL_BYTES + DSM_TEAM_SLOTS * DSM_SLOT_BYTES(npes))
+    ((size_t)DSM_INTERNAL_CTRL_BYTES +                                         \
+     DSM_TEAM_SLOTS * (DSM_SLOT_BYTES(npes) + DSM_EAGER_SLOT_BYTES(npes)))
 
 /* ---- collective calls (issue #27) ----
  * Every PE of a team must make the same collective call with the same

@@ -5,7 +5,9 @@
  * calls without barriers while one PE sleeps at random.
  *
  * Built once per variant: MP_ALGO names SHMEM_ALLTOALL_ALGORITHM, set
- * before shmem_init (coll_alltoall = auto).
+ * before shmem_init (coll_alltoall = auto; the eager variant also sets
+ * SHMEM_COLL_EAGER_MAX (MP_EAGER_MAX) so that every size the eager rings
+ * take goes eager).
  */
 #include <shmem.h>
 
@@ -93,6 +95,9 @@ int main(void)
 {
 #ifdef MP_ALGO
     setenv("SHMEM_ALLTOALL_ALGORITHM", MP_ALGO, 1);
+#endif
+#ifdef MP_EAGER_MAX
+    setenv("SHMEM_COLL_EAGER_MAX", MP_EAGER_MAX, 1);
 #endif
     mp_init();
     me = shmem_my_pe();

@@ -6,7 +6,9 @@
  * to-back calls without barriers while one PE sleeps at random.
  *
  * Built once per variant: MP_ALGO names SHMEM_FCOLLECT_ALGORITHM, set
- * before shmem_init (coll_fcollect = auto).
+ * before shmem_init (coll_fcollect = auto; the eager variant also sets
+ * SHMEM_COLL_EAGER_MAX (MP_EAGER_MAX) so that every size the eager rings
+ * take goes eager).
  */
 #include <shmem.h>
 
@@ -98,6 +100,9 @@ int main(void)
 {
 #ifdef MP_ALGO
     setenv("SHMEM_FCOLLECT_ALGORITHM", MP_ALGO, 1);
+#endif
+#ifdef MP_EAGER_MAX
+    setenv("SHMEM_COLL_EAGER_MAX", MP_EAGER_MAX, 1);
 #endif
     mp_init();
     me = shmem_my_pe();

@@ -38,6 +38,8 @@ for n in 1 2 4; do
     check to_all $n shmem_int_sum_to_all "dest needs 64 bytes, its allocation has 32"
     check source $n shmem_fcollect "source needs 64 bytes, its allocation has 32"
     check freed $n shmem_fcollect "is in the symmetric heap but in no allocation"
+    check reused_freed $n shmem_int_broadcast "is in the symmetric heap but in no allocation"
+    check reused_shrunk $n shmem_int_broadcast "dest needs 64 bytes, its allocation has 32"
     [ $n -gt 1 ] || continue
     # One PE's worth of dest: enough on 1 PE.
     check fcollect $n shmem_fcollect "dest needs $((64 * n)) bytes, its allocation has 64"

@@ -57,6 +57,20 @@ int main(int argc, char **argv)
         src[i] = i;
     shmem_barrier_all();
 
+    /* The checks remember the allocations they found (heap.c): after a
+     * call that passed, a free or a realloc must make the next call look
+     * again. */
+    if (!strcmp(mode, "reused_freed") || !strcmp(mode, "reused_shrunk")) {
+        for (int i = 0; i < 3; i++)
+            shmem_int_broadcast(SHMEM_TEAM_WORLD, dest, src, NE, 0);
+        if (!strcmp(mode, "reused_freed")) {
+            shmem_free(dest);
+        } else {
+            int *d2 = shmem_realloc(dest, one / 2);
+            CHECK(d2 == dest, "shrinking realloc moved the block");
+        }
+        shmem_int_broadcast(SHMEM_TEAM_WORLD, dest, src, NE, 0);
+    }
     if (ok || !strcmp(mode, "fcollect") || !strcmp(mode, "source") ||
         !strcmp(mode, "offset") || !strcmp(mode, "freed"))
         shmem_int_fcollect(SHMEM_TEAM_WORLD, dest, src, NE);
