@@ -309,7 +309,8 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
                      "shmemx_req_wait)", (void *)r);
     /* Trigger mode only where asked for (SHMEM_DEV_REQ_TRIGGER=1): on the
      * H200 a kernel launched while instances waited behind their trigger
-     * did not run (shmemx_dev(3), docs/PERFORMANCE.md). */
+     * did not run (shmemx_dev(3); docs/PERFORMANCE-HISTORY.md,
+     * 2026-12-02). */
     const int allow = dsm_env.dev_req_trigger;
     int trig = allow && r->kh != NULL; /* dsync DEV, posted ahead */
     if (allow && !r->t && !r->lazy &&

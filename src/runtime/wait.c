@@ -35,7 +35,8 @@ static int wait_cond(void *p)
  * until this one's time slice ends: so a thread whose tests come back to
  * back (each within TEST_GAP_NS of the previous) yields the core once it
  * has made TEST_SPIN of them (SHMEM_WAIT_MODE=sleep: from the second).
- * Measured: bale histo, exstack2, 4 PEs on 2 cores, docs/PERFORMANCE.md. */
+ * Measured: bale histo, exstack2, 4 PEs on 2 cores,
+ * docs/PERFORMANCE-HISTORY.md (2026-12-04). */
 #define TEST_GAP_NS 50000ull
 #define TEST_SPIN 64
 

@@ -108,7 +108,8 @@ dsm_status_t dsm_sdma_open(const dsm_sdma_config_t *cfg, dsm_sdma_t **out)
            (DSM_SDMA_CAP_ENGINE_PROXY | DSM_SDMA_CAP_NO_PROXY))))
         dsm_sdma_proxy_start(s);
     /* With a proxy thread the thread is the agent (caller and thread
-     * taking turns in the driver measured slower, PERFORMANCE.md). */
+     * taking turns in the driver measured slower; the removed
+     * SHMEM_CUDA_CALLER_SUBMIT, git log). */
     s->caller_submit = (s->ops->caps(s) & DSM_SDMA_CAP_CALLER_SUBMIT) &&
                        !s->proxy_running;
     *out = s;

@@ -12,7 +12,7 @@
  * did not finish in 150 s on 4 PEs over the network, because waiters
  * flooded PE 0 with looks at the lock word; this smaller shape took 11 s
  * there before the lock's network backoff and 2-4 s after
- * (docs/PERFORMANCE.md), so it passed before too.
+ * (docs/PERFORMANCE-HISTORY.md, git log), so it passed before too.
  */
 #define MP_ALARM_S 100
 #include "mp.h"

@@ -398,8 +398,8 @@ static uint32_t cuda_caps(const dsm_sdma_t *s)
      * SIGNAL_ADD on device memory a kernel: none is native. No proxy
      * thread by default (SHMEM_SDMA_PROXY=auto): measured on H200 in two
      * runs, without it the blocking 8 B put, 64 x 1 KiB put_nbi + quiet
-     * and the 1 KiB collectives were as fast or faster (PERFORMANCE.md,
-     * 2026-11-30 ~10:30 UTC). Without one, the issuing thread submits its
+     * and the 1 KiB collectives were as fast or faster
+     * (docs/PERFORMANCE-HISTORY.md, 2026-11-30). Without one, the issuing thread submits its
      * own requests (CALLER_SUBMIT) and the agent posts what is held. */
     return DSM_SDMA_CAP_HOST_MEM | DSM_SDMA_CAP_DEVICE_MEM |
            DSM_SDMA_CAP_NO_PROXY | DSM_SDMA_CAP_CALLER_SUBMIT |
