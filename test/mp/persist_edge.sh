@@ -8,7 +8,7 @@
 #    none freed: the job ends cleanly (under ASan: nothing leaked);
 #  - SHMEM_PRELAUNCH_DEPTH=0 (each instance posted at its start): the
 #    persistent collective tests and the modes above pass;
-#  - a PE that starts 11 s late: under SHMEM_DEBUG=1 the others say after
+#  - a PE that starts 14 s late: under SHMEM_DEBUG=1 the others say after
 #    10 s what they still wait for, and the data still arrives;
 #  - rounds of ~60 live pcpy requests created and freed: freed queues come
 #    back, so later rounds do not run out of engine queues (4 PEs: 3 queues
@@ -37,7 +37,7 @@ expect_rc 0 "queue depth 32, 5 PEs"
 
 # SHMEM_DEBUG=1: a collective still waiting after 10 s says for what (its
 # queue's and each arrival word's value against the one wanted); the job
-# then completes (the late PE starts at 11 s) with the data checked.
+# then completes (the late PE starts at 14 s) with the data checked.
 # shmemx_req_device without a GPU backend: one line, the job fails.
 for n in 1 2; do
     run env SHMEM_SDMA_BACKEND=cpu "$LAUNCHER" -n $n --timeout 60 "$PROG" device "$MARK"
