@@ -5,8 +5,9 @@
  *
  * alltoalls with strides moves nelems separate elements per peer: one COPY
  * command each on the chain variants, or CPU copies on the direct path,
- * which auto takes for elements up to dsm_coll_tune.strided_cpu_max bytes
- * (a command costs more than a small element; PERFORMANCE.md).
+ * which auto takes in host memory for elements up to
+ * dsm_coll_tune.strided_cpu_max bytes (a command costs more than a small
+ * element; PERFORMANCE.md; the planner, plan.c).
  */
 #include "coll/chain.h"
 
@@ -86,31 +87,12 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
                            (strided ? (nelems - 1) * (size_t)sstr + elem
                                     : sblk));
     check_overlap(routine, dest, src, dblk * (size_t)n, sblk * (size_t)n);
-    if (!dsm_team_mapped(t)) {
-        algo = dsm_coll_algo_team(t, DSM_COLL_A2A, len, dest, src, routine);
-    } else if (strided) {
-        algo = dsm_coll_tune.a2a;
-        if (algo == DSM_ALGO_SWAP) {
-            dsm_debug("%s: swap needs contiguous blocks; using pcpy", routine);
-            algo = DSM_ALGO_PCPY;
-        }
-        if (algo == DSM_ALGO_EAGER && (nelems * elem > dsm_eager.max ||
-                                       !dsm_coll_host(dest, src)))
-            algo = DSM_ALGO_AUTO;
-        if (algo == DSM_ALGO_AUTO)
-            algo = nelems * elem <= dsm_eager.max && dsm_coll_host(dest, src)
-                       ? DSM_ALGO_EAGER
-                   : elem <= dsm_coll_tune.strided_cpu_max
-                       ? DSM_ALGO_DIRECT
-                       : dsm_coll_algo(DSM_COLL_A2A, nelems * elem, n,
-                                       dsm_coll_host(dest, src));
-    } else {
-        algo = dsm_coll_algo(DSM_COLL_A2A, len, n, dsm_coll_host(dest, src));
-    }
     if (n == 1) {
         dsm_coll_self_copy(dest, src, len, count, dstr, sstr, routine);
         return;
     }
+    algo = dsm_coll_pick(t, DSM_COLL_A2A, len * count, strided ? elem : 0,
+                         dsm_coll_host(dest, src), 0, routine);
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
     if (algo == DSM_ALGO_EAGER) {
