@@ -92,7 +92,7 @@ dsm_algo_t dsm_coll_pick(dsm_team_t *t, dsm_coll_kind_t kind, size_t bytes,
         .elem = elem,
         .npes = t->size,
         .host = host,
-        .mapped = dsm_team_mapped(t),
+        .mapped = t->coll->mapped,
         .chain = (flags & DSM_PICK_CHAIN) != 0,
         .mixed = (flags & DSM_PICK_MIXED) != 0,
         .engine_caps = dsm_sdma_caps(dsm_rt.sdma),
@@ -108,10 +108,41 @@ dsm_algo_t dsm_coll_pick(dsm_team_t *t, dsm_coll_kind_t kind, size_t bytes,
     return c.algo;
 }
 
-char *dsm_coll_peer_dst(const char *routine, dsm_team_t *t, int m, void *sym,
-                        size_t len, int *by_path)
+/* ------------------------------------------------------------ team ops */
+
+static char *shm_peer_dst(const char *routine, dsm_team_t *t, int m,
+                          void *sym, size_t len, int *by_path)
+{
+    *by_path = 0;
+    return dsm_rt_xlate(routine, sym, len, dsm_team_pe(t, m));
+}
+
+static void shm_done(void)
+{
+}
+
+/* Members on this node are still mapped: only the others go by path. */
+static char *net_peer_dst(const char *routine, dsm_team_t *t, int m,
+                          void *sym, size_t len, int *by_path)
 {
     int pe = dsm_team_pe(t, m);
     *by_path = !dsm_coll_pe_mapped(pe);
     return *by_path ? (char *)sym : dsm_rt_xlate(routine, sym, len, pe);
+}
+
+/* The blocks went as nbi network puts: the arrival signals need not have
+ * waited for them where the provider orders writes. */
+static void net_done(void)
+{
+    dsm_path_quiet(&dsm_ctx_default);
+}
+
+static const dsm_coll_ops_t coll_shm = {
+    .name = "shm", .mapped = 1, .peer_dst = shm_peer_dst, .done = shm_done};
+static const dsm_coll_ops_t coll_net = {
+    .name = "net", .mapped = 0, .peer_dst = net_peer_dst, .done = net_done};
+
+const dsm_coll_ops_t *dsm_coll_ops_for(unsigned caps)
+{
+    return caps & DSM_PATH_CAP_LOADSTORE ? &coll_shm : &coll_net;
 }

@@ -114,7 +114,7 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     };
     for (int i = 0; i < n - 1; i++) {
         int m = (me + 1 + i) % n, net;
-        char *d = dsm_coll_peer_dst(routine, t, m, dest + (size_t)me * dblk,
+        char *d = t->coll->peer_dst(routine, t, m, dest + (size_t)me * dblk,
                                     dlast, &net);
         p.peer[i] = (dsm_part_t){
             .by_path = net,
@@ -130,11 +130,7 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     }
     dsm_plan_sigvals(&p);
     dsm_chain_run(&p);
-    /* Across nodes the blocks went as nbi network puts: src is the
-     * caller's again only once they completed (the arrival signals need
-     * not have waited for them where the provider orders writes). */
-    if (!dsm_team_mapped(t))
-        dsm_path_quiet(&dsm_ctx_default);
+    t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -49,11 +49,6 @@ dsm_algo_t dsm_coll_pick(dsm_team_t *t, dsm_coll_kind_t kind, size_t bytes,
 
 /* 1 when neither buffer is in GPU memory (the direct path may run). */
 int dsm_coll_host(const void *dest, const void *src);
-/* Where member m's copy of the symmetric range [sym, sym+len) is written
- * from here: its mapping, or (*net = 1) sym itself for the network. */
-char *dsm_coll_peer_dst(const char *routine, dsm_team_t *t, int m,
-                        void *sym, size_t len, int *by_path);
-
 /* One block: count runs of len bytes, runs sstr/dstr bytes apart. */
 typedef struct dsm_part {
     int m;          /* team member (the local part: my index) */

@@ -102,16 +102,12 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
             .len = nbytes,
             .count = 1,
         };
-        p.peer[i].dst = dsm_coll_peer_dst(fc_routine, t, m, mine, nbytes,
+        p.peer[i].dst = t->coll->peer_dst(fc_routine, t, m, mine, nbytes,
                                           &p.peer[i].by_path);
     }
     dsm_plan_sigvals(&p);
     dsm_chain_run(&p);
-    /* Across nodes the blocks went as nbi network puts: src is the
-     * caller's again only once they completed (the arrival signals need
-     * not have waited for them where the provider orders writes). */
-    if (!dsm_team_mapped(t))
-        dsm_path_quiet(&dsm_ctx_default);
+    t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -183,16 +179,12 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
                                          : 0};
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];
-        x->dst = nbytes ? dsm_coll_peer_dst(co_routine, t, x->m, mine, nbytes,
+        x->dst = nbytes ? t->coll->peer_dst(co_routine, t, x->m, mine, nbytes,
                                             &x->by_path)
                         : NULL;
     }
     dsm_chain_run(&p);
-    /* Across nodes the blocks went as nbi network puts: src is the
-     * caller's again only once they completed (the arrival signals need
-     * not have waited for them where the provider orders writes). */
-    if (!dsm_team_mapped(t))
-        dsm_path_quiet(&dsm_ctx_default);
+    t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 
