@@ -5,8 +5,9 @@
  *
  * alltoalls with strides moves nelems separate elements per peer: one COPY
  * command each on the chain variants, or CPU copies on the direct path,
- * which auto takes for elements up to dsm_coll_tune.strided_cpu_max bytes
- * (a command costs more than a small element; PERFORMANCE.md).
+ * which auto takes in host memory for elements up to
+ * dsm_coll_tune.strided_cpu_max bytes (a command costs more than a small
+ * element; PERFORMANCE.md; the planner, plan.c).
  */
 #include "coll/chain.h"
 
@@ -86,31 +87,12 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
                            (strided ? (nelems - 1) * (size_t)sstr + elem
                                     : sblk));
     check_overlap(routine, dest, src, dblk * (size_t)n, sblk * (size_t)n);
-    if (!dsm_team_mapped(t)) {
-        algo = dsm_coll_algo_team(t, DSM_COLL_A2A, len, dest, src, routine);
-    } else if (strided) {
-        algo = dsm_coll_tune.a2a;
-        if (algo == DSM_ALGO_SWAP) {
-            dsm_debug("%s: swap needs contiguous blocks; using pcpy", routine);
-            algo = DSM_ALGO_PCPY;
-        }
-        if (algo == DSM_ALGO_EAGER && (nelems * elem > dsm_eager.max ||
-                                       !dsm_coll_host(dest, src)))
-            algo = DSM_ALGO_AUTO;
-        if (algo == DSM_ALGO_AUTO)
-            algo = nelems * elem <= dsm_eager.max && dsm_coll_host(dest, src)
-                       ? DSM_ALGO_EAGER
-                   : elem <= dsm_coll_tune.strided_cpu_max
-                       ? DSM_ALGO_DIRECT
-                       : dsm_coll_algo(DSM_COLL_A2A, nelems * elem, n,
-                                       dsm_coll_host(dest, src));
-    } else {
-        algo = dsm_coll_algo(DSM_COLL_A2A, len, n, dsm_coll_host(dest, src));
-    }
     if (n == 1) {
         dsm_coll_self_copy(dest, src, len, count, dstr, sstr, routine);
         return;
     }
+    algo = dsm_coll_pick(t, DSM_COLL_A2A, len * count, strided ? elem : 0,
+                         dsm_coll_host(dest, src), 0, routine);
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
     if (algo == DSM_ALGO_EAGER) {
@@ -132,7 +114,7 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     };
     for (int i = 0; i < n - 1; i++) {
         int m = (me + 1 + i) % n, net;
-        char *d = dsm_coll_peer_dst(routine, t, m, dest + (size_t)me * dblk,
+        char *d = t->coll->peer_dst(routine, t, m, dest + (size_t)me * dblk,
                                     dlast, &net);
         p.peer[i] = (dsm_part_t){
             .by_path = net,
@@ -148,11 +130,7 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
     }
     dsm_plan_sigvals(&p);
     dsm_chain_run(&p);
-    /* Across nodes the blocks went as nbi network puts: src is the
-     * caller's again only once they completed (the arrival signals need
-     * not have waited for them where the provider orders writes). */
-    if (!dsm_team_mapped(t))
-        dsm_path_quiet(&dsm_ctx_default);
+    t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 

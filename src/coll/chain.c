@@ -1,8 +1,9 @@
 /*
  * Command chains of the data-moving collectives (see chain.h for the
  * protocol): the calling thread's plan and command storage, the chains
- * of a persistent request's instance, gated by its trigger (build_queue,
- * build_queue_dev; posted by persistent.c on its own queues), and the
+ * of a persistent request's instance, gated by its trigger (the
+ * variant's commands of emit.c, or build_queue_dev on device words;
+ * posted by persistent.c on its own queues), and the
  * wait for a run's or an instance's completion and arrivals. The blocking
  * run on the shared chain queues is chain_run.c.
  */
@@ -106,20 +107,10 @@ cmdbuf_t *dsm_chain_cb(void)
 
 int dsm_chain_nqueues(const dsm_plan_t *p)
 {
-    int n;
-    switch (p->algo) {
-    case DSM_ALGO_B2B:
-        return 1;
-    case DSM_ALGO_BCAST:
-        n = (bcast_slots(p) + 1) / 2;
-        break;
-    case DSM_ALGO_DIRECT:
-        return 0;
-    default:
-        n = p->np;
-        break;
-    }
-    return DSM_MAX(1, DSM_MIN(n, DSM_CHAIN_MAXQ));
+    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+    if (!v)
+        return 0; /* direct: the caller */
+    return DSM_MAX(1, DSM_MIN(v->nqueues(p), DSM_CHAIN_MAXQ));
 }
 
 /* A gated chain on device signal words (p->dsync, pcpy/b2b): trigger,
@@ -166,108 +157,15 @@ static void build_queue_dev(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
         cb_wait(b, p->peer[i].aw_in, p->peer[i].av_in);
 }
 
-/* Build queue qi's gated chain into b (persistent requests, on their own
- * queues): trigger WAIT first, the ready signals in the chain, then per
- * peer WAIT(ready), copy, arrival. Blocking runs build theirs without
- * WAITs (build_head, build_item). */
+/* Queue qi's gated chain into b: on device signal words (p->dsync,
+ * above), else the variant's own commands (emit.c). */
 static void build_queue(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
                         uint64_t *trig, uint64_t gate)
 {
-    dsm_team_t *t = p->t;
-    const int gated = trig != NULL;
-    int i;
-
-    if (gated && p->dsync) {
+    if (p->dsync)
         build_queue_dev(p, qi, nq, b, trig, gate);
-        return;
-    }
-
-    if (gated) {
-        cb_wait(b, trig, gate);
-        if (p->algo != DSM_ALGO_SWAP)
-            for (i = qi; i < p->np; i += nq) {
-                if (p->algo == DSM_ALGO_BCAST)
-                    break; /* per pair below */
-                cb_signal(b, t, p->peer[i].m, p->peer[i].rv_out);
-            }
-    }
-
-    switch (p->algo) {
-    case DSM_ALGO_PCPY:
-    case DSM_ALGO_B2B:
-        if (qi == 0 && p->local.len)
-            cb_copy(b, &p->local);
-        for (i = qi; i < p->np; i += nq) {
-            const dsm_part_t *x = &p->peer[i];
-            if (x->len && x->count) {
-                cb_wait(b, dsm_chain_in(t, x->m), x->rv_in);
-                cb_copy(b, x);
-            }
-            cb_signal(b, t, x->m, x->av_out);
-        }
-        break;
-
-    case DSM_ALGO_BCAST: {
-        const int nd = bcast_slots(p);
-        int s;
-        if (gated)
-            for (s = 2 * qi; s < nd; s += 2 * nq)
-                for (int u = s; u < s + 2 && u < nd; u++) {
-                    const dsm_part_t *x = bcast_slot(p, u);
-                    if (x != &p->local)
-                        cb_signal(b, t, x->m, x->rv_out);
-                }
-        for (s = 2 * qi; s < nd; s += 2 * nq) {
-            const dsm_part_t *x = bcast_slot(p, s);
-            const dsm_part_t *y = s + 1 < nd ? bcast_slot(p, s + 1) : NULL;
-            if (x != &p->local && x->len)
-                cb_wait(b, dsm_chain_in(t, x->m), x->rv_in);
-            if (y && y->len)
-                cb_wait(b, dsm_chain_in(t, y->m), y->rv_in);
-            if (y && x->len) {
-                /* Same source, two destinations (AllGather only). */
-                dsm_cmd_t c = {.op = DSM_CMD_BCAST,
-                               .u.copy = {x->src, x->dst, y->dst, x->len}};
-                cb_push(b, &c);
-            } else if (x->len) {
-                cb_copy(b, x);
-            }
-            if (x != &p->local)
-                cb_signal(b, t, x->m, x->av_out);
-            if (y)
-                cb_signal(b, t, y->m, y->av_out);
-        }
-        break;
-    }
-
-    case DSM_ALGO_SWAP:
-        /* Local copy of my block for j into my dest slot j, then the lower
-         * PE of each pair swaps its slot j with j's slot for it once j has
-         * made its own local copy (j's ready). */
-        if (qi == 0 && p->local.len)
-            cb_copy(b, &p->local);
-        for (i = qi; i < p->np; i += nq) {
-            const dsm_part_t *x = &p->peer[i];
-            dsm_part_t mine = *x;
-            mine.dst = x->ldst;
-            cb_copy(b, &mine);
-            cb_signal(b, t, x->m, x->rv_out);
-            if (x->m < t->my_idx) {
-                /* The peer swaps; this arrival only keeps the count. */
-                cb_signal(b, t, x->m, x->av_out);
-                continue;
-            }
-            cb_wait(b, dsm_chain_in(t, x->m), x->rv_in);
-            dsm_cmd_t c = {.op = DSM_CMD_SWAP,
-                           .u.copy = {x->ldst, x->dst, NULL, x->len}};
-            cb_push(b, &c);
-            cb_signal(b, t, x->m, x->av_out);
-        }
-        break;
-
-    default:
-        break;
-    }
+    else
+        dsm_chain_build_gated(p, qi, nq, b, trig, gate);
 }
 
 /* ------------------------------------------------------------ waiting */

@@ -30,48 +30,25 @@
 #define DSM_COLL_CHAIN_H
 
 #include "coll/coll.h"
+#include "coll/plan.h"
 
 #include <string.h>
 
-/* Variants (DMA-Latte) plus the caller-executed direct path, and the
- * eager messages of small calls (coll.h, eager.c: no plan, no chain). */
-#define DSM_ALGO_LIST(X)                                                       \
-    X(AUTO, "auto")                                                            \
-    X(PCPY, "pcpy")                                                            \
-    X(B2B, "b2b")                                                              \
-    X(BCAST, "bcast")                                                          \
-    X(SWAP, "swap")                                                            \
-    X(DIRECT, "direct")                                                        \
-    X(EAGER, "eager")
-
-typedef enum {
-#define DSM_ALGO_ENUM(name, str) DSM_ALGO_##name,
-    DSM_ALGO_LIST(DSM_ALGO_ENUM)
-#undef DSM_ALGO_ENUM
-        DSM_ALGO_LAST
-} dsm_algo_t;
-
-typedef enum { DSM_COLL_AG = 0, DSM_COLL_A2A = 1 } dsm_coll_kind_t;
-
-const char *dsm_algo_name(dsm_algo_t a);
-/* The variant for one call: the forced one (SHMEM_{FCOLLECT,ALLTOALL}_
- * ALGORITHM) if it applies, else by size. nbytes: bytes each PE sends to
- * one peer; host: every buffer is host memory. */
-dsm_algo_t dsm_coll_algo(dsm_coll_kind_t kind, size_t nbytes, int npes,
-                         int host);
+/* Flags of dsm_coll_pick. */
+#define DSM_PICK_CHAIN 1 /* a persistent request: engine chains only */
+#define DSM_PICK_MIXED 2 /* collect: the members' sizes may differ */
+/* The variant of one call on team t (the planner, plan.c, fed with the
+ * team's placement, the tunables and the engines' capabilities): bytes
+ * each PE sends one peer, elem the element size of a strided alltoalls
+ * (0: contiguous), host when every buffer is host memory. Fails the job
+ * where the planner refuses (GPU memory on a team that spans nodes);
+ * SHMEM_DEBUG says when a forced variant does not apply. */
+dsm_algo_t dsm_coll_pick(dsm_team_t *t, dsm_coll_kind_t kind, size_t bytes,
+                         size_t elem, int host, int flags,
+                         const char *routine);
 
 /* 1 when neither buffer is in GPU memory (the direct path may run). */
 int dsm_coll_host(const void *dest, const void *src);
-/* dsm_coll_algo for team t: teams with members on other nodes run the
- * direct path (its copies become network puts), host memory only. */
-dsm_algo_t dsm_coll_algo_team(dsm_team_t *t, dsm_coll_kind_t kind,
-                              size_t nbytes, const void *dest,
-                              const void *src, const char *routine);
-/* Where member m's copy of the symmetric range [sym, sym+len) is written
- * from here: its mapping, or (*net = 1) sym itself for the network. */
-char *dsm_coll_peer_dst(const char *routine, dsm_team_t *t, int m,
-                        void *sym, size_t len, int *by_path);
-
 /* One block: count runs of len bytes, runs sstr/dstr bytes apart. */
 typedef struct dsm_part {
     int m;          /* team member (the local part: my index) */
@@ -264,15 +241,7 @@ static inline void dsm_coll_copy_elems(char *dst, ptrdiff_t dstr,
 #undef DSM_COPY_ELEMS
 }
 
-/* Tunables read once (algo.c). */
-typedef struct dsm_coll_tune {
-    dsm_algo_t ag, a2a;     /* forced variant, AUTO = by size */
-    size_t direct_max;      /* auto: direct path up to here (host memory) */
-    size_t ag_pcpy_min;     /* auto AllGather: b2b below, pcpy from here */
-    size_t a2a_pcpy_min;    /* auto AlltoAll: b2b below, pcpy from here */
-    size_t strided_cpu_max; /* alltoalls: element size up to here by CPU */
-    int prelaunch_depth;
-} dsm_coll_tune_t;
+/* Tunables read once (algo.c; the struct is plan.h's). */
 extern dsm_coll_tune_t dsm_coll_tune;
 void dsm_coll_tune_init(void);
 

@@ -74,19 +74,45 @@ static inline void cb_signal_dev(cmdbuf_t *b, uint64_t *word, uint64_t v)
     cb_push(b, &c);
 }
 
-/* Broadcast pairs: destination slots 0..nd-1 where slot 0 is the local
- * part when there is one, then the peers. Pair k = slots 2k, 2k+1. */
-static inline int bcast_slots(const dsm_plan_t *p)
+/* One chain variant's commands (emit.c), for the blocking run
+ * (chain_run.c: the caller posts an item once it has seen the item's
+ * readies) and the gated chains (dsm_chain_build_gated: the engines WAIT
+ * for them). Items: pcpy/b2b one per peer, bcast one per pair of
+ * destination slots, swap one per peer; item i goes to queue i mod nq. */
+typedef struct dsm_chain_variant {
+    int (*nqueues)(const dsm_plan_t *p); /* before the DSM_CHAIN_MAXQ cap */
+    int (*nitems)(const dsm_plan_t *p);
+    /* 1 when every receiver item i writes to has sent its ready */
+    int (*item_ready)(const dsm_plan_t *p, int i);
+    /* gated chains: the ready SIGNALs queue qi sends after its trigger */
+    void (*readies)(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b);
+    /* What queue qi runs before its items (the local copy; swap: also
+     * the copies into my own slots and their readies). Clears pend[i]
+     * of items that need nothing more. */
+    void (*head)(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                 unsigned char *pend);
+    /* gated chains: the WAITs for item i's readies */
+    void (*wait)(const dsm_plan_t *p, int i, cmdbuf_t *b);
+    /* item i's commands: copies and arrival signals */
+    void (*item)(const dsm_plan_t *p, int i, cmdbuf_t *b);
+    /* the head sends the readies (swap): no ready from the CPU, and the
+     * head leaves at once (never held back to merge a local copy) */
+    int ready_in_head;
+} dsm_chain_variant_t;
+
+/* Indexed by dsm_algo_t; NULL for what is not a chain (direct, eager). */
+extern const dsm_chain_variant_t *const dsm_chain_variants[DSM_ALGO_LAST];
+
+static inline const dsm_chain_variant_t *dsm_chain_variant(const dsm_plan_t *p)
 {
-    return p->np + (p->local.len ? 1 : 0);
+    return dsm_chain_variants[p->algo];
 }
 
-static inline const dsm_part_t *bcast_slot(const dsm_plan_t *p, int s)
-{
-    if (p->local.len)
-        return s == 0 ? &p->local : &p->peer[s - 1];
-    return &p->peer[s];
-}
+/* Queue qi's gated chain of one instance into b (persistent requests,
+ * on their own queues): WAIT(*trig >= gate), the readies, the head, then
+ * per item the WAITs for its readies and its commands. */
+void dsm_chain_build_gated(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                           uint64_t *trig, uint64_t gate);
 
 /* Waiting for a run or an instance: its queues' completion, then the
  * peers' arrivals (unless the chains waited for them themselves). */

@@ -141,104 +141,13 @@ static void run_direct(dsm_plan_t *p)
 /* ------------------------------------------------------------ run */
 
 /* Blocking runs post, per queue, what is runnable now and nothing that
- * waits. Items: pcpy/b2b one per peer, bcast one per pair of destination
- * slots, swap one per peer whose pair this PE swaps; item i goes to queue
- * i mod nq, as the gated chains spread them. */
-static int run_nitems(const dsm_plan_t *p)
-{
-    return p->algo == DSM_ALGO_BCAST ? (bcast_slots(p) + 1) / 2 : p->np;
-}
-
-/* 1 when a part's receiver allows it to be written (or nothing moves). */
-static int part_ready(const dsm_plan_t *p, const dsm_part_t *x)
-{
-    return x == &p->local || !x->len || !x->count || dsm_part_arrived(p, x);
-}
-
-static int item_ready(const dsm_plan_t *p, int i)
-{
-    if (p->algo != DSM_ALGO_BCAST)
-        return part_ready(p, &p->peer[i]);
-    const int nd = bcast_slots(p);
-    for (int u = 2 * i; u < 2 * i + 2 && u < nd; u++)
-        if (!part_ready(p, bcast_slot(p, u)))
-            return 0;
-    return 1;
-}
-
-/* What queue qi can run at once: the local copy, and for swap each
- * peer's block copied into my own slot followed by my ready (the peer
- * swaps with that slot), plus the arrival for pairs the peer swaps. */
-static void build_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
-                       unsigned char *pend)
-{
-    dsm_team_t *t = p->t;
-
-    if (qi == 0 && p->local.len && p->algo != DSM_ALGO_BCAST)
-        cb_copy(b, &p->local); /* bcast: the local part is slot 0 */
-    if (p->algo != DSM_ALGO_SWAP)
-        return;
-    for (int i = qi; i < p->np; i += nq) {
-        const dsm_part_t *x = &p->peer[i];
-        dsm_part_t mine = *x;
-        mine.dst = x->ldst;
-        cb_copy(b, &mine);
-        cb_signal(b, t, x->m, x->rv_out);
-        if (x->m < t->my_idx) {
-            /* The peer swaps; this arrival only keeps the count. */
-            cb_signal(b, t, x->m, x->av_out);
-            pend[i] = 0;
-        }
-    }
-}
-
-/* Item i's commands, once item_ready. */
-static void build_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
-{
-    dsm_team_t *t = p->t;
-    const dsm_part_t *x;
-
-    switch (p->algo) {
-    case DSM_ALGO_PCPY:
-    case DSM_ALGO_B2B:
-        x = &p->peer[i];
-        if (x->len && x->count)
-            cb_copy(b, x);
-        cb_signal(b, t, x->m, x->av_out);
-        break;
-    case DSM_ALGO_BCAST: {
-        const int nd = bcast_slots(p), s = 2 * i;
-        const dsm_part_t *y = s + 1 < nd ? bcast_slot(p, s + 1) : NULL;
-        x = bcast_slot(p, s);
-        if (y && x->len) {
-            /* Same source, two destinations (AllGather only). */
-            dsm_cmd_t c = {.op = DSM_CMD_BCAST,
-                           .u.copy = {x->src, x->dst, y->dst, x->len}};
-            cb_push(b, &c);
-        } else if (x->len) {
-            cb_copy(b, x);
-        }
-        if (x != &p->local)
-            cb_signal(b, t, x->m, x->av_out);
-        if (y)
-            cb_signal(b, t, y->m, y->av_out);
-        break;
-    }
-    case DSM_ALGO_SWAP: {
-        x = &p->peer[i];
-        dsm_cmd_t c = {.op = DSM_CMD_SWAP,
-                       .u.copy = {x->ldst, x->dst, NULL, x->len}};
-        cb_push(b, &c);
-        cb_signal(b, t, x->m, x->av_out);
-        break;
-    }
-    default:
-        break;
-    }
-}
+ * waits: the variant's head, then each item once its readies came (the
+ * variant's commands, emit.c); item i goes to queue i mod nq, as the
+ * gated chains spread them. */
 
 struct ready_arg {
     const dsm_plan_t *p;
+    const dsm_chain_variant_t *v;
     dsm_sdma_queue_t **q;
     const unsigned char *pend;
     int nq, n;
@@ -254,7 +163,7 @@ static int any_item_ready(void *v)
     for (i = 0; i < a->nq; i++)
         dsm_sdma_queue_help(a->q[i]);
     for (i = 0; i < a->n; i++)
-        if (a->pend[i] && item_ready(a->p, i))
+        if (a->pend[i] && a->v->item_ready(a->p, i))
             return 1;
     return 0;
 }
@@ -293,9 +202,9 @@ void dsm_chain_stats_print(int rank)
  * sooner, and on GPUs every post costs driver calls. Big ones leave at
  * entry and overlap the wait for the readies; in host memory the caller
  * copies its local block itself while it waits (cpu backend). */
-static int local_merges(const dsm_plan_t *p)
+static int local_merges(const dsm_plan_t *p, const dsm_chain_variant_t *v)
 {
-    return p->algo != DSM_ALGO_SWAP && p->local.len &&
+    return !v->ready_in_head && p->local.len &&
            p->local.len * p->local.count <= dsm_env.coll_local_merge_max &&
            !dsm_coll_host(p->local.dst, p->local.src);
 }
@@ -303,13 +212,13 @@ static int local_merges(const dsm_plan_t *p)
 /* Marks queue qi's pending items that are ready now (pend 2: post them
  * in this round; the readiness is looked at once, so that what the head
  * decides and what is posted agree). 1 when one is ready or none waits. */
-static int queue_snapshot(const dsm_plan_t *p, int qi, int nq, int n,
-                          unsigned char *pend)
+static int queue_snapshot(const dsm_plan_t *p, const dsm_chain_variant_t *v,
+                          int qi, int nq, int n, unsigned char *pend)
 {
     int any = 0, waiting = 0;
     for (int i = qi; i < n; i += nq)
         if (pend[i]) {
-            pend[i] = item_ready(p, i) ? 2 : 1;
+            pend[i] = v->item_ready(p, i) ? 2 : 1;
             any |= pend[i] == 2;
             waiting |= pend[i] == 1;
         }
@@ -329,45 +238,48 @@ void dsm_chain_run(dsm_plan_t *p)
     const int stats = dsm_env.sdma_stats;
     uint64_t t0 = stats ? dsm_now_ns() : 0, tp = 0, posts = 0;
 
+    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+
     /* Ready: my dest may be written from now on. The swap variant sends it
      * from its chain, after the local copies the peer will swap with. */
-    if (p->algo != DSM_ALGO_SWAP)
+    if (!v || !v->ready_in_head)
         for (i = 0; i < p->np; i++)
             if (!p->peer[i].ready_sent)
                 dsm_chain_signal(t, p->peer[i].m, p->peer[i].rv_out,
-                           p->algo != DSM_ALGO_DIRECT || p->mixed);
+                                 v != NULL || p->mixed);
 
-    if (p->algo == DSM_ALGO_DIRECT) {
+    if (!v) {
         run_direct(p);
         return;
     }
     b = dsm_chain_cb();
     nq = dsm_chain_nqueues(p);
-    n = run_nitems(p);
+    n = v->nitems(p);
     pend = dsm_chain_pend(DSM_MAX(n, 1));
     memset(pend, 1, (size_t)DSM_MAX(n, 1));
     for (qi = 0; qi < nq; qi++) {
         q[qi] = chain_queue(qi);
         seq[qi] = 0;
     }
-    merge = local_merges(p);
-    struct ready_arg ra = {.p = p, .q = q, .pend = pend, .nq = nq, .n = n};
+    merge = local_merges(p, v);
+    struct ready_arg ra = {
+        .p = p, .v = v, .q = q, .pend = pend, .nq = nq, .n = n};
     for (;;) {
         int moved = 0;
         for (qi = 0; qi < nq; qi++) {
             b->n = 0;
             /* The head is queue 0's local copy (swap: every queue's
              * local copies and readies, at once). */
-            int go = queue_snapshot(p, qi, nq, n, pend);
+            int go = queue_snapshot(p, v, qi, nq, n, pend);
             if (qi == 0 && head && (!merge || go)) {
-                build_head(p, 0, nq, b, pend);
+                v->head(p, 0, nq, b, pend);
                 head = 0;
             } else if (first && qi) {
-                build_head(p, qi, nq, b, pend);
+                v->head(p, qi, nq, b, pend);
             }
             for (i = qi; i < n; i += nq)
                 if (pend[i] == 2) {
-                    build_item(p, i, b);
+                    v->item(p, i, b);
                     pend[i] = 0;
                 }
             if (b->n) {

@@ -53,6 +53,29 @@ typedef struct dsm_eager_pend {
     uint32_t dig;
 } dsm_eager_pend_t;
 
+/* How a team's data-moving collectives reach its members, chosen once
+ * from the members' paths when the team is set up (team.c, from t->caps;
+ * algo.c): "shm" where every member is mapped here (eager, the direct
+ * path's loads and stores, engine chains), "net" where some member only
+ * the network reaches (the direct path, its blocks as network puts, host
+ * memory only). What varies per call (the variant, by size and memory)
+ * is the planner's (plan.h). */
+typedef struct dsm_coll_ops {
+    const char *name;
+    int mapped; /* every member mapped here (caps LOADSTORE) */
+    /* Where member m's copy of the symmetric range [sym, sym+len) is
+     * written from here: its mapping, or (*by_path = 1) sym itself, for
+     * dsm_path_put through the member's path. */
+    char *(*peer_dst)(const char *routine, struct dsm_team *t, int m,
+                      void *sym, size_t len, int *by_path);
+    /* After a blocking AllGather/AlltoAll moved its blocks: the caller's
+     * source is its own again (net: the network puts completed). */
+    void (*done)(void);
+} dsm_coll_ops_t;
+
+/* The operations for a team whose members' paths have caps in common. */
+const dsm_coll_ops_t *dsm_coll_ops_for(unsigned caps);
+
 struct dsm_team {
     int size;      /* members */
     int my_idx;    /* this PE's index in the team, -1 if not a member */
@@ -78,6 +101,7 @@ struct dsm_team {
     uint32_t magic;      /* DSM_TEAM_MAGIC while valid */
     struct dsm_team *next; /* active-set cache */
     unsigned caps;       /* AND of the members' path caps (runtime/path.h) */
+    const dsm_coll_ops_t *coll; /* dsm_coll_ops_for(caps), at set-up */
     /* The collective call in progress (agree.c): its number on this team
      * and the digest its synchronisation words carry. Under t->lock. */
     uint64_t ncall;
@@ -111,7 +135,7 @@ void dsm_coll_fini(void);
  * with the members' paths (the network). */
 static inline int dsm_team_mapped(const dsm_team_t *t)
 {
-    return (t->caps & DSM_PATH_CAP_LOADSTORE) != 0;
+    return t->coll->mapped;
 }
 
 static inline int dsm_coll_pe_mapped(int pe)

@@ -56,11 +56,6 @@
 
 dsm_eager_cfg_t dsm_eager;
 
-/* auto SHMEM_COLL_EAGER_MAX (bytes per message), PEs <= cores and PEs
- * outnumbering the cores of the node. */
-#define EAGER_AUTO 256u
-#define EAGER_AUTO_OVER 1024u
-
 typedef struct eline {
     uint64_t seq;
     char d[DSM_EAGER_LINE_DATA];
@@ -78,15 +73,13 @@ void dsm_eager_init(void)
         DSM_INTERNAL_CTRL_BYTES + DSM_TEAM_SLOTS * DSM_SLOT_BYTES(n);
     dsm_eager.slot_bytes = DSM_EAGER_SLOT_BYTES(n);
     dsm_eager.cons_off = l * (size_t)n * DSM_CACHELINE;
-    /* A message fills at most half a ring (see above). auto: where every
-     * PE has a core, the ready round of the direct path costs one trip
-     * (a few hundred ns), the copy through the eager area one more pass
-     * over the data: eager wins up to about 256 B (2 PEs, 2 cores;
-     * docs/PERFORMANCE.md). Where PEs outnumber the cores each round is a
-     * scheduling round of every PE, which no copy costs: up to 1 KiB. */
+    /* A message fills at most half a ring (see above). auto: the
+     * measured default for this node (plan.c: where PEs outnumber the
+     * cores each round of the direct path is a scheduling round of every
+     * PE, so eager wins up to larger sizes; docs/PERFORMANCE.md). */
     const size_t cap = l / 2 * DSM_EAGER_LINE_DATA;
-    const size_t def = dsm_rt.boot.node_size > dsm_ncores() ? EAGER_AUTO_OVER
-                                                            : EAGER_AUTO;
+    const size_t def =
+        dsm_coll_eager_max_default(dsm_ncores(), dsm_rt.boot.node_size);
     dsm_eager.max = (size_t)DSM_MIN(env == UINT64_MAX ? def : env, cap);
     dsm_debug("collectives: eager messages up to %zu bytes (%zu-line rings)",
               dsm_eager.max, l);

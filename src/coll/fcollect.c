@@ -73,8 +73,9 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
     }
     const size_t local = local_len(fc_routine, mine, src, nbytes, dest,
                                    nbytes * (size_t)n);
-    const dsm_algo_t algo =
-        dsm_coll_algo_team(t, DSM_COLL_AG, nbytes, dest, src, fc_routine);
+    const dsm_algo_t algo = dsm_coll_pick(t, DSM_COLL_AG, nbytes, 0,
+                                          dsm_coll_host(dest, src), 0,
+                                          fc_routine);
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
     if (algo == DSM_ALGO_EAGER) {
@@ -101,16 +102,12 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
             .len = nbytes,
             .count = 1,
         };
-        p.peer[i].dst = dsm_coll_peer_dst(fc_routine, t, m, mine, nbytes,
+        p.peer[i].dst = t->coll->peer_dst(fc_routine, t, m, mine, nbytes,
                                           &p.peer[i].by_path);
     }
     dsm_plan_sigvals(&p);
     dsm_chain_run(&p);
-    /* Across nodes the blocks went as nbi network puts: src is the
-     * caller's again only once they completed (the arrival signals need
-     * not have waited for them where the provider orders writes). */
-    if (!dsm_team_mapped(t))
-        dsm_path_quiet(&dsm_ctx_default);
+    t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -135,17 +132,16 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
     p = (dsm_plan_t){
         .t = t,
         .kind = DSM_COLL_AG,
-        .algo = dsm_coll_algo_team(t, DSM_COLL_AG, nbytes, dest, src,
-                                   co_routine),
+        /* Each member picks by its own count; never eager, which
+         * needs every member's size (the planner gives direct). */
+        .algo = dsm_coll_pick(t, DSM_COLL_AG, nbytes, 0,
+                              dsm_coll_host(dest, src), DSM_PICK_MIXED,
+                              co_routine),
         .routine = co_routine,
         .mixed = 1, /* the variant follows each member's own count */
         .np = n - 1,
         .peer = dsm_plan_peers(n - 1),
     };
-    /* The counts may differ: each member picks its own variant (mixed),
-     * and eager, which needs every member's size, is not one of them. */
-    if (p.algo == DSM_ALGO_EAGER)
-        p.algo = DSM_ALGO_DIRECT;
     /* Ready, carrying my count. */
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];
@@ -183,16 +179,12 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
                                          : 0};
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];
-        x->dst = nbytes ? dsm_coll_peer_dst(co_routine, t, x->m, mine, nbytes,
+        x->dst = nbytes ? t->coll->peer_dst(co_routine, t, x->m, mine, nbytes,
                                             &x->by_path)
                         : NULL;
     }
     dsm_chain_run(&p);
-    /* Across nodes the blocks went as nbi network puts: src is the
-     * caller's again only once they completed (the arrival signals need
-     * not have waited for them where the provider orders writes). */
-    if (!dsm_team_mapped(t))
-        dsm_path_quiet(&dsm_ctx_default);
+    t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 

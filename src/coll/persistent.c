@@ -401,8 +401,13 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
         *out = r;
         return 0;
     }
+    /* Always a chain where the team is mapped here (the direct path has
+     * nothing to post ahead); a team that spans nodes runs the direct
+     * path, as a blocking collective at each wait (host memory only). */
+    p->algo = dsm_coll_pick(r->t, kind, nbytes, 0,
+                            dsm_coll_host(dest, source), DSM_PICK_CHAIN,
+                            routine);
     if (!dsm_team_mapped(r->t)) {
-        dsm_coll_algo_team(r->t, kind, nbytes, dest, source, routine);
         r->at_wait = 1;
         r->dest = dest;
         r->src = source;
@@ -423,8 +428,6 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
             .ldst = d + (size_t)m * nbytes,
         };
     }
-    /* Always a chain: the direct path has nothing to post ahead. */
-    p->algo = dsm_coll_algo(kind, nbytes, n, 0);
     p->nq = dsm_chain_nqueues(p);
     p->dsync = use_dsync(r, dest, source, nbytes);
     if (!p->dsync)

@@ -211,6 +211,7 @@ static void team_setup(dsm_team_t *t, int slot)
         t->bcp = &t->bcp_own;
     t->xchg = (uint64_t *)slot_base(dsm_rt.me, slot);
     t->caps = dsm_path_caps_of(&dsm_paths, t->pes, t->size);
+    t->coll = dsm_coll_ops_for(t->caps);
     pthread_mutex_init(&t->lock, NULL);
     t->magic = DSM_TEAM_MAGIC;
 }

@@ -1,0 +1,246 @@
+/*
+ * The commands of each chain variant (chain_int.h, dsm_chain_variant_t),
+ * written once and used by both runs of a plan: the blocking run on the
+ * shared queues (chain_run.c), where the caller has seen an item's
+ * readies before it posts the item, and the gated chains of persistent
+ * requests (chain.c, dsm_chain_build_gated), where the engines WAIT for
+ * them. Where the synchronisation comes from is the only difference: the
+ * gated chain adds the readies after its trigger and a WAIT before each
+ * item; the commands that move data and signal arrivals are the same.
+ *
+ * Items: pcpy and b2b one per peer, bcast one per pair of destination
+ * slots (slot 0 is the local part when there is one), swap one per peer
+ * whose pair this PE swaps (the lower member of each pair).
+ */
+#include "coll/chain_int.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* 1 when a part's receiver allows it to be written (or nothing moves). */
+static int part_ready(const dsm_plan_t *p, const dsm_part_t *x)
+{
+    return x == &p->local || !x->len || !x->count || dsm_part_arrived(p, x);
+}
+
+/* Queue qi's share of the local copy. */
+static void local_copy(const dsm_plan_t *p, int qi, cmdbuf_t *b)
+{
+    if (qi == 0 && p->local.len)
+        cb_copy(b, &p->local);
+}
+
+/* ------------------------------------------------------------ pcpy, b2b
+ * Per peer: COPY my block into its dest, SIGNAL its arrival word. pcpy
+ * spreads the peers over one queue each, b2b puts them all on one. */
+
+static int peers_nitems(const dsm_plan_t *p)
+{
+    return p->np;
+}
+
+static int pcpy_nqueues(const dsm_plan_t *p)
+{
+    return p->np;
+}
+
+static int b2b_nqueues(const dsm_plan_t *p)
+{
+    return 1;
+}
+
+static int peer_ready(const dsm_plan_t *p, int i)
+{
+    return part_ready(p, &p->peer[i]);
+}
+
+static void peer_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
+{
+    for (int i = qi; i < p->np; i += nq)
+        cb_signal(b, p->t, p->peer[i].m, p->peer[i].rv_out);
+}
+
+static void copy_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                      unsigned char *pend)
+{
+    local_copy(p, qi, b);
+}
+
+static void peer_wait(const dsm_plan_t *p, int i, cmdbuf_t *b)
+{
+    const dsm_part_t *x = &p->peer[i];
+    if (x->len && x->count)
+        cb_wait(b, dsm_chain_in(p->t, x->m), x->rv_in);
+}
+
+static void copy_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
+{
+    const dsm_part_t *x = &p->peer[i];
+    if (x->len && x->count)
+        cb_copy(b, x);
+    cb_signal(b, p->t, x->m, x->av_out);
+}
+
+/* ------------------------------------------------------------ bcast
+ * AllGather only: one BCAST command writes my block to a pair of
+ * destination slots (my own dest and a peer's, or two peers'). */
+
+static int bcast_slots(const dsm_plan_t *p)
+{
+    return p->np + (p->local.len ? 1 : 0);
+}
+
+static const dsm_part_t *bcast_slot(const dsm_plan_t *p, int s)
+{
+    if (p->local.len)
+        return s == 0 ? &p->local : &p->peer[s - 1];
+    return &p->peer[s];
+}
+
+static int bcast_nitems(const dsm_plan_t *p)
+{
+    return (bcast_slots(p) + 1) / 2;
+}
+
+static int bcast_ready(const dsm_plan_t *p, int i)
+{
+    const int nd = bcast_slots(p);
+    for (int u = 2 * i; u < 2 * i + 2 && u < nd; u++)
+        if (!part_ready(p, bcast_slot(p, u)))
+            return 0;
+    return 1;
+}
+
+static void bcast_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
+{
+    const int nd = bcast_slots(p);
+    for (int s = 2 * qi; s < nd; s += 2 * nq)
+        for (int u = s; u < s + 2 && u < nd; u++) {
+            const dsm_part_t *x = bcast_slot(p, u);
+            if (x != &p->local)
+                cb_signal(b, p->t, x->m, x->rv_out);
+        }
+}
+
+static void bcast_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                       unsigned char *pend)
+{
+    /* Nothing: the local part is slot 0 of the first item. */
+}
+
+static void bcast_wait(const dsm_plan_t *p, int i, cmdbuf_t *b)
+{
+    const int nd = bcast_slots(p), s = 2 * i;
+    const dsm_part_t *x = bcast_slot(p, s);
+    const dsm_part_t *y = s + 1 < nd ? bcast_slot(p, s + 1) : NULL;
+    if (x != &p->local && x->len)
+        cb_wait(b, dsm_chain_in(p->t, x->m), x->rv_in);
+    if (y && y->len)
+        cb_wait(b, dsm_chain_in(p->t, y->m), y->rv_in);
+}
+
+static void bcast_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
+{
+    const int nd = bcast_slots(p), s = 2 * i;
+    const dsm_part_t *x = bcast_slot(p, s);
+    const dsm_part_t *y = s + 1 < nd ? bcast_slot(p, s + 1) : NULL;
+    if (y && x->len) {
+        /* Same source, two destinations (AllGather only). */
+        dsm_cmd_t c = {.op = DSM_CMD_BCAST,
+                       .u.copy = {x->src, x->dst, y->dst, x->len}};
+        cb_push(b, &c);
+    } else if (x->len) {
+        cb_copy(b, x);
+    }
+    if (x != &p->local)
+        cb_signal(b, p->t, x->m, x->av_out);
+    if (y)
+        cb_signal(b, p->t, y->m, y->av_out);
+}
+
+/* ------------------------------------------------------------ swap
+ * AlltoAll only: each PE copies its block for peer j into its own dest
+ * slot j and sends j its ready; the lower member of each pair then
+ * exchanges the two slots in place with one SWAP command once the
+ * other's ready came. */
+
+static void noop_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
+{
+    /* Nothing: swap sends its readies in the head. */
+}
+
+/* What queue qi runs at once: the local copy, each peer's block into my
+ * own slot followed by my ready, and the arrival for pairs the peer
+ * swaps (it only keeps the count; their items need nothing more). */
+static void swap_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                      unsigned char *pend)
+{
+    local_copy(p, qi, b);
+    for (int i = qi; i < p->np; i += nq) {
+        const dsm_part_t *x = &p->peer[i];
+        dsm_part_t mine = *x;
+        mine.dst = x->ldst;
+        cb_copy(b, &mine);
+        cb_signal(b, p->t, x->m, x->rv_out);
+        if (x->m < p->t->my_idx) {
+            cb_signal(b, p->t, x->m, x->av_out);
+            pend[i] = 0;
+        }
+    }
+}
+
+static void swap_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
+{
+    const dsm_part_t *x = &p->peer[i];
+    dsm_cmd_t c = {.op = DSM_CMD_SWAP,
+                   .u.copy = {x->ldst, x->dst, NULL, x->len}};
+    cb_push(b, &c);
+    cb_signal(b, p->t, x->m, x->av_out);
+}
+
+/* ------------------------------------------------------------ table */
+
+static const dsm_chain_variant_t v_pcpy = {
+    .nqueues = pcpy_nqueues, .nitems = peers_nitems,
+    .item_ready = peer_ready, .readies = peer_readies, .head = copy_head,
+    .wait = peer_wait, .item = copy_item,
+};
+static const dsm_chain_variant_t v_b2b = {
+    .nqueues = b2b_nqueues, .nitems = peers_nitems,
+    .item_ready = peer_ready, .readies = peer_readies, .head = copy_head,
+    .wait = peer_wait, .item = copy_item,
+};
+static const dsm_chain_variant_t v_bcast = {
+    .nqueues = bcast_nitems, .nitems = bcast_nitems,
+    .item_ready = bcast_ready, .readies = bcast_readies, .head = bcast_head,
+    .wait = bcast_wait, .item = bcast_item,
+};
+static const dsm_chain_variant_t v_swap = {
+    .nqueues = pcpy_nqueues, .nitems = peers_nitems,
+    .item_ready = peer_ready, .readies = noop_readies, .head = swap_head,
+    .wait = peer_wait, .item = swap_item, .ready_in_head = 1,
+};
+
+const dsm_chain_variant_t *const dsm_chain_variants[DSM_ALGO_LAST] = {
+    [DSM_ALGO_PCPY] = &v_pcpy,
+    [DSM_ALGO_B2B] = &v_b2b,
+    [DSM_ALGO_BCAST] = &v_bcast,
+    [DSM_ALGO_SWAP] = &v_swap,
+};
+
+void dsm_chain_build_gated(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
+                           uint64_t *trig, uint64_t gate)
+{
+    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+    const int n = v->nitems(p);
+    unsigned char *pend = dsm_chain_pend(DSM_MAX(n, 1));
+
+    memset(pend, 1, (size_t)DSM_MAX(n, 1));
+    cb_wait(b, trig, gate);
+    v->readies(p, qi, nq, b);
+    v->head(p, qi, nq, b, pend);
+    for (int i = qi; i < n; i += nq)
+        if (pend[i]) {
+            v->wait(p, i, b);
+            v->item(p, i, b);
+        }
+}
