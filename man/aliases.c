@@ -210,6 +210,7 @@ ALIAS shmemx_signal_add shmemx_sos ;
 ALIAS shmemx_ctx_signal_add shmemx_sos ;
 ALIAS shmemx_signal_set shmemx_sos ;
 ALIAS shmemx_ctx_signal_set shmemx_sos ;
+ALIAS shmemx_signal_fetch shmemx_sos ;
 ALIAS shmemx_register_gettid shmemx_sos ;
 ALIAS shmemx_pcntr_get_issued_write shmemx_pcntr ;
 ALIAS shmemx_pcntr_get_completed_write shmemx_pcntr ;
