@@ -216,6 +216,17 @@ SHMEM_TYPES_P2P(DSM_SOSX_P2P_)
 #include <shmem/apix.h>
 #undef SHMEM_FN
 
+/* SOS's older names of the counter routines (SOS 1.4; its perf_counter
+ * test still calls them): "pending" counted issued operations, so each is
+ * the routine of the current name (shmemx_pcntr(3)). */
+#define shmemx_pcntr_get_pending_put shmemx_pcntr_get_issued_write
+#define shmemx_pcntr_get_pending_get shmemx_pcntr_get_issued_read
+#define shmemx_pcntr_get_completed_put shmemx_pcntr_get_completed_write
+#define shmemx_pcntr_get_completed_get shmemx_pcntr_get_completed_read
+/* SOS's name of shmem_signal_fetch from before OpenSHMEM 1.5 made it
+ * standard (its 2020 test/shmemx signal_fetch program calls it). */
+#define shmemx_signal_fetch shmem_signal_fetch
+
 /* The generic SOS names, as the standard generic ones (C11 or C++). */
 #if (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L) ||            \
     (defined(__cplusplus) && __cplusplus >= 201103L)

@@ -210,6 +210,7 @@ ALIAS shmemx_signal_add shmemx_sos ;
 ALIAS shmemx_ctx_signal_add shmemx_sos ;
 ALIAS shmemx_signal_set shmemx_sos ;
 ALIAS shmemx_ctx_signal_set shmemx_sos ;
+ALIAS shmemx_signal_fetch shmemx_sos ;
 ALIAS shmemx_register_gettid shmemx_sos ;
 ALIAS shmemx_pcntr_get_issued_write shmemx_pcntr ;
 ALIAS shmemx_pcntr_get_completed_write shmemx_pcntr ;
@@ -217,6 +218,10 @@ ALIAS shmemx_pcntr_get_issued_read shmemx_pcntr ;
 ALIAS shmemx_pcntr_get_completed_read shmemx_pcntr ;
 ALIAS shmemx_pcntr_get_completed_target shmemx_pcntr ;
 ALIAS shmemx_pcntr_get_all shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_pending_put shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_completed_put shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_pending_get shmemx_pcntr ;
+ALIAS shmemx_pcntr_get_completed_get shmemx_pcntr ;
 
 /* The deprecated shmem_TYPENAME_wait types (api_amo.h's table). */
 #define WAIT_DEPRECATED_ALIASES(T, N) ALIAS shmem_##N##_wait shmem_wait ;
