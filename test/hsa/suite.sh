@@ -71,8 +71,11 @@ printf '%s\n' "$OUT" | grep -q "^sdma: hsa: hsa_amd_memory_async_copy .*no SDMA 
 for prog in rma_nbi coll_fcollect coll_alltoall coll_persist signal_ops; do
     [ -x "$B/$prog" ] || continue
     for n in 2 4; do
-        run env HSA_MODEL_NO_QUEUES=1 "$LAUNCHER" -n "$n" --timeout 120 \
-            "$B/$prog" "$MARK"
+        # MP_ALARM_S: coll_persist's 1,000 starts take 25 s on 4 PEs over
+        # this fallback (3 s with queues), 35-60 s and more under ASan on a
+        # loaded machine; the launcher's 120 s is the hang bound here.
+        run env HSA_MODEL_NO_QUEUES=1 MP_ALARM_S=150 "$LAUNCHER" -n "$n" \
+            --timeout 120 "$B/$prog" "$MARK"
         expect_rc 0 "$prog on $n PEs (async-copy fallback over the model)"
     done
 done
