@@ -282,6 +282,20 @@ static int node_local_prov(const char *name)
            !strncmp(name, "udp", 3) || strstr(name, "ofi_hook") != NULL;
 }
 
+/* Providers whose atomics are carried out in software by the target's
+ * progress (libfabric's util atomics, ofi_atomic.c: __atomic builtins and
+ * compare-and-swap loops on the word, seq_cst, libfabric >= 1.10 built with
+ * HAVE_BUILTIN_MM_ATOMICS, as Debian's is): an AMO applied to the same
+ * word by this PE's CPU with __atomic builtins is atomic with theirs. A
+ * NIC's atomics (verbs, cxi, efa ...) are not, so there every AMO stays
+ * with the provider. rxm over tcp or sockets, and rxd over udp, emulate
+ * them so. */
+static int software_atomics(const char *prov)
+{
+    return !strncmp(prov, "tcp", 3) || !strncmp(prov, "sockets", 7) ||
+           !strncmp(prov, "udp", 3);
+}
+
 /* The providers here that offer RMA and atomics, for error messages. */
 static void list_capable(char *out, size_t n)
 {
@@ -512,6 +526,7 @@ none:
     }
     snprintf(dsm_ofi.prov, sizeof(dsm_ofi.prov), "%s",
              dsm_ofi.info->fabric_attr->prov_name);
+    dsm_ofi.cpu_atomics = software_atomics(dsm_ofi.prov);
     if ((st = refuse_unfit()) != DSM_OK) {
         dsm_ofi_lib.freeinfo(dsm_ofi.info);
         dsm_ofi.info = NULL;

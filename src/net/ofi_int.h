@@ -168,6 +168,10 @@ struct dsm_ofi {
     pthread_t prog;
     int prog_on, prog_stop;
     unsigned char amo_mode[8][2][2]; /* [dsm_amo_op_t][size 4, 8][fetch] */
+    int cpu_atomics; /* the provider applies atomics at the target with the
+                      * CPU's atomic instructions (software atomics: tcp,
+                      * sockets, udp): this PE may apply AMOs on its own
+                      * words with them too (ofi_rma.c) */
     char prov[64];
     char dom_why[96]; /* how the domain was chosen (SHMEM_INFO) */
     char domain_line[NET_NAME_MAX + 100]; /* "name (why)": dsm_net_domain */
@@ -332,5 +336,9 @@ void dsm_ofi_post_read(dsm_net_ctx_t *nc, const char *routine, void *d,
                        net_op_t *op);
 /* Native or CAS loop for every (op, size); fails without 64-bit CSWAP. */
 dsm_status_t dsm_ofi_check_atomics(void);
+/* An AMO (op, size 4 or 8) on this PE's own word p with the CPU's atomics
+ * (only where dsm_ofi.cpu_atomics), complete on return. */
+void dsm_ofi_amo_local(dsm_net_ctx_t *nc, int op, void *p, size_t size,
+                       const void *val, const void *cmp, void *fetched);
 
 #endif /* DSM_NET_OFI_INT_H */

@@ -294,6 +294,69 @@ static void amo_cas_loop(dsm_net_ctx_t *nc, const char *routine, int op,
         memcpy(fetched, &old, size);
 }
 
+#define AMO_LOCAL(W, op, p, val, cmp, fetched)                                 \
+    do {                                                                       \
+        W *w_ = (W *)(p), v_ = 0, c_ = 0, o_;                                  \
+        if (val)                                                               \
+            memcpy(&v_, val, sizeof(W));                                       \
+        if (cmp)                                                               \
+            memcpy(&c_, cmp, sizeof(W));                                       \
+        switch (op) {                                                          \
+        case DSM_AMO_FETCH:                                                    \
+            o_ = __atomic_load_n(w_, __ATOMIC_SEQ_CST);                        \
+            break;                                                             \
+        case DSM_AMO_SET:                                                      \
+            __atomic_store_n(w_, v_, __ATOMIC_SEQ_CST);                        \
+            o_ = 0;                                                            \
+            break;                                                             \
+        case DSM_AMO_SWAP:                                                     \
+            o_ = __atomic_exchange_n(w_, v_, __ATOMIC_SEQ_CST);                \
+            break;                                                             \
+        case DSM_AMO_CSWAP:                                                    \
+            o_ = c_;                                                           \
+            __atomic_compare_exchange_n(w_, &o_, v_, 0, __ATOMIC_SEQ_CST,      \
+                                        __ATOMIC_SEQ_CST);                     \
+            break;                                                             \
+        case DSM_AMO_ADD:                                                      \
+            o_ = __atomic_fetch_add(w_, v_, __ATOMIC_SEQ_CST);                 \
+            break;                                                             \
+        case DSM_AMO_AND:                                                      \
+            o_ = __atomic_fetch_and(w_, v_, __ATOMIC_SEQ_CST);                 \
+            break;                                                             \
+        case DSM_AMO_OR:                                                       \
+            o_ = __atomic_fetch_or(w_, v_, __ATOMIC_SEQ_CST);                  \
+            break;                                                             \
+        default:                                                               \
+            o_ = __atomic_fetch_xor(w_, v_, __ATOMIC_SEQ_CST);                 \
+            break;                                                             \
+        }                                                                      \
+        if (fetched)                                                           \
+            memcpy(fetched, &o_, sizeof(W));                                   \
+    } while (0)
+
+/* An AMO on one of this PE's own words, where the provider's atomics are
+ * the CPU's (dsm_ofi.cpu_atomics): applied here with the same seq_cst
+ * __atomic builtins, so atomic with peers' AMOs on the word, and complete
+ * on return, as before, without a round trip through the provider to
+ * itself (it cost histo AGP one wait per update to this PE). Ordered as
+ * the provider's path was: behind a fence (the gate) and behind this
+ * context's writes to itself still in flight (a put or AMO to the same
+ * word just before). */
+void dsm_ofi_amo_local(dsm_net_ctx_t *nc, int op, void *p, size_t size,
+                       const void *val, const void *cmp, void *fetched)
+{
+    const int me = dsm_ofi_cfg.me;
+    nc_post_begin(nc);
+    dsm_ofi_fence_gate(nc, me);
+    nc_post_end(nc);
+    if (__atomic_load_n(&nc->pe[me].written, __ATOMIC_RELAXED))
+        dsm_net_flush(nc, me);
+    if (size == 8)
+        AMO_LOCAL(uint64_t, op, p, val, cmp, fetched);
+    else
+        AMO_LOCAL(uint32_t, op, p, val, cmp, fetched);
+}
+
 static void amo_at(dsm_net_ctx_t *nc, const char *routine, int op,
                    const void *sym, size_t size, const void *val,
                    const void *cmp, void *fetched, int pe, int internal)
@@ -302,6 +365,10 @@ static void amo_at(dsm_net_ctx_t *nc, const char *routine, int op,
 
     nc = nc_of(nc);
     dsm_ofi_remote_of(routine, sym, size, pe, internal, &raddr, &key);
+    if (pe == dsm_ofi_cfg.me && dsm_ofi.cpu_atomics) {
+        dsm_ofi_amo_local(nc, op, (void *)sym, size, val, cmp, fetched);
+        return;
+    }
     /* SWAP without a result buffer still fetches (FI_ATOMIC_WRITE through
      * fetch_atomic); its result goes to scratch. */
     if (op_fetches(op) && !fetched)
