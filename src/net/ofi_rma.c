@@ -65,6 +65,7 @@ void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
 
     nc = nc_of(nc);
     dsm_ofi_remote_of(routine, sym, len, pe, 0, &raddr, &key);
+    dsm_ofi_agg_before(nc, pe, 0);
     while (len) {
         size_t n = DSM_MIN(len, dsm_ofi.max_msg);
         struct iovec iov = {.iov_base = (void *)s, .iov_len = n};
@@ -142,6 +143,7 @@ void dsm_net_get(dsm_net_ctx_t *nc, const char *routine, void *dst,
 
     nc = nc_of(nc);
     dsm_ofi_remote_of(routine, sym, len, pe, 0, &raddr, &key);
+    dsm_ofi_agg_before(nc, pe, 1);
     while (len) {
         size_t n = DSM_MIN(len, dsm_ofi.max_msg);
         net_op_t op = {0};
@@ -357,9 +359,12 @@ void dsm_ofi_amo_local(dsm_net_ctx_t *nc, int op, void *p, size_t size,
         AMO_LOCAL(uint32_t, op, p, val, cmp, fetched);
 }
 
+/* batch 1: a user's AMO, which may join its PE's batch (not a signal:
+ * one goes at once). */
 static void amo_at(dsm_net_ctx_t *nc, const char *routine, int op,
                    const void *sym, size_t size, const void *val,
-                   const void *cmp, void *fetched, int pe, int internal)
+                   const void *cmp, void *fetched, int pe, int internal,
+                   int batch)
 {
     uint64_t raddr, key, scratch = 0;
 
@@ -373,6 +378,20 @@ static void amo_at(dsm_net_ctx_t *nc, const char *routine, int op,
      * fetch_atomic); its result goes to scratch. */
     if (op_fetches(op) && !fetched)
         fetched = &scratch;
+    /* A user's non-fetching AMO may join the PE's batch (ofi_agg.c); any
+     * other operation to the PE sends that batch first. */
+    if (!fetched && batch) {
+        for (int i = 0; i < NET_NSEG; i++) {
+            const dsm_net_seg_t *s = &dsm_ofi_cfg.segs[i];
+            uintptr_t off = (uintptr_t)sym - (uintptr_t)s->base;
+            if (s->base && off < s->size) {
+                if (dsm_ofi_agg_amo(nc, op, i, off, size, val, pe))
+                    return;
+                break;
+            }
+        }
+    }
+    dsm_ofi_agg_before(nc, pe, fetched != NULL);
     if (dsm_ofi.amo_mode[op][size == 8][fetched != NULL] == AMO_CAS_LOOP) {
         if (op == DSM_AMO_CSWAP) /* CSWAP itself is native (checked) */
             dsm_ofi_cfg.fatal(routine, "internal: CSWAP cannot be emulated");
@@ -387,7 +406,7 @@ void dsm_net_amo(dsm_net_ctx_t *nc, const char *routine, int op, void *sym,
                  size_t size, const void *val, const void *cmp, void *fetched,
                  int pe)
 {
-    amo_at(nc, routine, op, sym, size, val, cmp, fetched, pe, 0);
+    amo_at(nc, routine, op, sym, size, val, cmp, fetched, pe, 0, 1);
 }
 
 void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
@@ -405,7 +424,7 @@ void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
     /* The runtime's words (team, barrier) are in the internal area; a
      * user's must be in the user part, as for puts. */
     amo_at(nc, routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v), &v,
-           NULL, NULL, pe, internal);
+           NULL, NULL, pe, internal, 0);
     /* Send it now: the caller may leave the library next. */
     dsm_ofi_cq_poll();
 }
@@ -414,7 +433,7 @@ uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
 {
     uint64_t v = 0;
     amo_at(NULL, routine, DSM_AMO_FETCH, sym, sizeof(v), NULL, NULL, &v, pe,
-           1);
+           1, 0);
     return v;
 }
 
