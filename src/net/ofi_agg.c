@@ -327,11 +327,11 @@ static void send_locked(dsm_net_ctx_t *nc, int pe)
      * the send, so that no count can catch up before it comes. */
     __atomic_fetch_add(&nc->posted, 1, __ATOMIC_ACQ_REL);
     __atomic_fetch_add(&ps->posted, 1, __ATOMIC_ACQ_REL);
-    ps->agg_sent++;
+    __atomic_fetch_add(&ps->agg_sent, 1, __ATOMIC_RELEASE);
     /* Transmit-complete is enough: the acknowledgement says applied. */
     NET_POST(nc, "shmem_atomic", "a batch of atomics", pe,
              fi_sendmsg(nc->ep, &msg, FI_COMPLETION));
-    nc->agg_held--;
+    __atomic_fetch_sub(&nc->agg_held, 1, __ATOMIC_RELEASE);
 }
 
 static void ctx_register(dsm_net_ctx_t *nc)
@@ -360,13 +360,14 @@ int dsm_ofi_agg_amo(dsm_net_ctx_t *nc, int op, int seg, uint64_t off,
     memcpy(&v, val, size);
     if (!nc->agg_listed)
         ctx_register(nc);
+    /* Before the lock: the gate's wait sends this context's batch. */
+    dsm_ofi_fence_gate(nc, pe);
     pthread_mutex_lock(&nc->agg_lock);
     net_pe_t *ps = &nc->pe[pe];
-    dsm_ofi_fence_gate(nc, pe);
     if (!ps->agg) {
         ps->agg = buf_get();
         ps->agg->msg.count = 0;
-        nc->agg_held++;
+        __atomic_fetch_add(&nc->agg_held, 1, __ATOMIC_RELAXED);
     }
     agg_msg_t *m = &ps->agg->msg;
     m->ent[2 * m->count] = off | (uint64_t)seg << AGG_OFF_BITS |
@@ -378,7 +379,8 @@ int dsm_ofi_agg_amo(dsm_net_ctx_t *nc, int op, int seg, uint64_t off,
     dsm_ofi_wrote(nc, pe);
     /* Full, or nothing of this PE's in flight: send now. */
     if (m->count == NET_AGG_MAX ||
-        __atomic_load_n(&ps->agg_acked, __ATOMIC_ACQUIRE) == ps->agg_sent)
+        __atomic_load_n(&ps->agg_acked, __ATOMIC_ACQUIRE) ==
+            __atomic_load_n(&ps->agg_sent, __ATOMIC_RELAXED))
         send_locked(nc, pe);
     pthread_mutex_unlock(&nc->agg_lock);
     /* Read acknowledgements (and apply peers' batches) now and then. */
@@ -391,7 +393,7 @@ int dsm_ofi_agg_amo(dsm_net_ctx_t *nc, int op, int seg, uint64_t off,
 
 void dsm_ofi_agg_send(dsm_net_ctx_t *nc, int pe)
 {
-    if (!nc->agg_held)
+    if (!__atomic_load_n(&nc->agg_held, __ATOMIC_ACQUIRE))
         return;
     pthread_mutex_lock(&nc->agg_lock);
     send_locked(nc, pe);
@@ -400,7 +402,7 @@ void dsm_ofi_agg_send(dsm_net_ctx_t *nc, int pe)
 
 void dsm_ofi_agg_send_all(dsm_net_ctx_t *nc)
 {
-    if (!nc->agg_held)
+    if (!__atomic_load_n(&nc->agg_held, __ATOMIC_ACQUIRE))
         return;
     pthread_mutex_lock(&nc->agg_lock);
     for (int pe = 0; pe < dsm_ofi_cfg.npes && nc->agg_held; pe++)
@@ -413,10 +415,9 @@ void dsm_ofi_agg_before(dsm_net_ctx_t *nc, int pe, int reads)
     net_pe_t *ps = &nc->pe[pe];
     if (!agg.on || nc->shared)
         return;
-    if (ps->agg)
-        dsm_ofi_agg_send(nc, pe);
+    dsm_ofi_agg_send(nc, pe);
     if (reads && __atomic_load_n(&ps->agg_acked, __ATOMIC_ACQUIRE) !=
-                     ps->agg_sent)
+                     __atomic_load_n(&ps->agg_sent, __ATOMIC_ACQUIRE))
         dsm_ofi_fence_gate_slow(nc, pe); /* every op of pe's complete */
 }
 
