@@ -163,28 +163,6 @@ void dsm_ofi_agg_fini(void)
 
 /* ------------------------------------------------------------ target */
 
-#define AGG_APPLY(W, op, p, v)                                                 \
-    do {                                                                       \
-        W *w_ = (W *)(p), v_ = (W)(v);                                         \
-        switch (op) {                                                          \
-        case DSM_AMO_SET:                                                      \
-            __atomic_store_n(w_, v_, __ATOMIC_SEQ_CST);                        \
-            break;                                                             \
-        case DSM_AMO_ADD:                                                      \
-            __atomic_fetch_add(w_, v_, __ATOMIC_SEQ_CST);                      \
-            break;                                                             \
-        case DSM_AMO_AND:                                                      \
-            __atomic_fetch_and(w_, v_, __ATOMIC_SEQ_CST);                      \
-            break;                                                             \
-        case DSM_AMO_OR:                                                       \
-            __atomic_fetch_or(w_, v_, __ATOMIC_SEQ_CST);                       \
-            break;                                                             \
-        default:                                                               \
-            __atomic_fetch_xor(w_, v_, __ATOMIC_SEQ_CST);                      \
-            break;                                                             \
-        }                                                                      \
-    } while (0)
-
 static void owe_ack(int pe, uint64_t cookie)
 {
     pthread_mutex_lock(&agg.owed_lock);
@@ -221,7 +199,7 @@ void dsm_ofi_agg_recv(net_op_t *op)
                           m->count);
     if (m->kind == AGG_BATCH) {
         for (uint32_t i = 0; i < m->count; i++) {
-            uint64_t w = m->ent[2 * i], v = m->ent[2 * i + 1];
+            const uint64_t w = m->ent[2 * i], *v = &m->ent[2 * i + 1];
             uint64_t off = w & AGG_OFF_MASK;
             unsigned seg = (unsigned)(w >> AGG_OFF_BITS) & 1,
                      s8 = (unsigned)(w >> (AGG_OFF_BITS + 1)) & 1,
@@ -235,10 +213,13 @@ void dsm_ofi_agg_recv(net_op_t *op)
                                   "PE %d sent an atomic outside the "
                                   "symmetric segments (offset %llu)",
                                   (int)m->from, (unsigned long long)off);
+            /* *v holds the operand in its first size bytes (memcpy'd by
+             * the sender, same byte order). */
+            uint64_t old, *oldp = &old; /* not returned: non-fetching */
             if (s8)
-                AGG_APPLY(uint64_t, aop, s->base + off, v);
+                DSM_AMO_WORD(uint64_t, s->base + off, aop, v, v, oldp);
             else
-                AGG_APPLY(uint32_t, aop, s->base + off, v);
+                DSM_AMO_WORD(uint32_t, s->base + off, aop, v, v, oldp);
         }
         owe_ack(m->from, m->cookie);
     } else if (m->kind == AGG_ACK) {

@@ -296,46 +296,6 @@ static void amo_cas_loop(dsm_net_ctx_t *nc, const char *routine, int op,
         memcpy(fetched, &old, size);
 }
 
-#define AMO_LOCAL(W, op, p, val, cmp, fetched)                                 \
-    do {                                                                       \
-        W *w_ = (W *)(p), v_ = 0, c_ = 0, o_;                                  \
-        if (val)                                                               \
-            memcpy(&v_, val, sizeof(W));                                       \
-        if (cmp)                                                               \
-            memcpy(&c_, cmp, sizeof(W));                                       \
-        switch (op) {                                                          \
-        case DSM_AMO_FETCH:                                                    \
-            o_ = __atomic_load_n(w_, __ATOMIC_SEQ_CST);                        \
-            break;                                                             \
-        case DSM_AMO_SET:                                                      \
-            __atomic_store_n(w_, v_, __ATOMIC_SEQ_CST);                        \
-            o_ = 0;                                                            \
-            break;                                                             \
-        case DSM_AMO_SWAP:                                                     \
-            o_ = __atomic_exchange_n(w_, v_, __ATOMIC_SEQ_CST);                \
-            break;                                                             \
-        case DSM_AMO_CSWAP:                                                    \
-            o_ = c_;                                                           \
-            __atomic_compare_exchange_n(w_, &o_, v_, 0, __ATOMIC_SEQ_CST,      \
-                                        __ATOMIC_SEQ_CST);                     \
-            break;                                                             \
-        case DSM_AMO_ADD:                                                      \
-            o_ = __atomic_fetch_add(w_, v_, __ATOMIC_SEQ_CST);                 \
-            break;                                                             \
-        case DSM_AMO_AND:                                                      \
-            o_ = __atomic_fetch_and(w_, v_, __ATOMIC_SEQ_CST);                 \
-            break;                                                             \
-        case DSM_AMO_OR:                                                       \
-            o_ = __atomic_fetch_or(w_, v_, __ATOMIC_SEQ_CST);                  \
-            break;                                                             \
-        default:                                                               \
-            o_ = __atomic_fetch_xor(w_, v_, __ATOMIC_SEQ_CST);                 \
-            break;                                                             \
-        }                                                                      \
-        if (fetched)                                                           \
-            memcpy(fetched, &o_, sizeof(W));                                   \
-    } while (0)
-
 /* An AMO on one of this PE's own words, where the provider's atomics are
  * the CPU's (dsm_ofi.cpu_atomics): applied here with the same seq_cst
  * __atomic builtins, so atomic with peers' AMOs on the word, and complete
@@ -354,9 +314,9 @@ void dsm_ofi_amo_local(dsm_net_ctx_t *nc, int op, void *p, size_t size,
     if (__atomic_load_n(&nc->pe[me].written, __ATOMIC_RELAXED))
         dsm_net_flush(nc, me);
     if (size == 8)
-        AMO_LOCAL(uint64_t, op, p, val, cmp, fetched);
+        DSM_AMO_WORD(uint64_t, p, op, val, cmp, fetched);
     else
-        AMO_LOCAL(uint32_t, op, p, val, cmp, fetched);
+        DSM_AMO_WORD(uint32_t, p, op, val, cmp, fetched);
 }
 
 /* batch 1: a user's AMO, which may join its PE's batch (not a signal:

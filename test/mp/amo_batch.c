@@ -15,7 +15,11 @@
  *  4. delivery without quiet: after a burst (so that a batch is in
  *     flight), each PE increments its right neighbour's flag and only
  *     waits for its own: the increment must arrive although its sender
- *     calls nothing but the wait.
+ *     calls nothing but the wait;
+ *  5. one atomicity domain: every PE, PE 0 included, mixes fetch_inc
+ *     (the provider's atomic, or the CPU's on PE 0's own word) and inc
+ *     (batched, applied by PE 0's CPU) on one word of PE 0: no update
+ *     is lost.
  */
 #include "mp.h"
 
@@ -29,6 +33,7 @@ static uint64_t ctr[WORDS];
 static long fence_cnt;
 static long fence_flag;
 static long ring;
+static uint64_t mix;
 
 /* The update number i of PE src: its target PE, word and operation. */
 static void pick(int src, int i, int npes, int *pe, int *w, int *op)
@@ -167,6 +172,22 @@ int main(void)
             shmem_uint64_atomic_inc(&w64[i % WORDS], right);
         shmem_long_atomic_inc(&ring, right);
         shmem_long_wait_until(&ring, SHMEM_CMP_EQ, 1);
+        shmem_barrier_all();
+    }
+
+    /* --- 5: provider and CPU atomics on one word */
+    {
+        const int K = 400;
+        for (int i = 0; i < K; i++) {
+            (void)shmem_uint64_atomic_fetch_inc(&mix, 0);
+            shmem_uint64_atomic_inc(&mix, 0);
+        }
+        shmem_barrier_all();
+        if (me == 0)
+            CHECK(mix == 2 * (uint64_t)K * (uint64_t)npes,
+                  "mixed atomics: %llu, expected %llu",
+                  (unsigned long long)mix,
+                  (unsigned long long)(2 * (uint64_t)K * (uint64_t)npes));
         shmem_barrier_all();
     }
 
