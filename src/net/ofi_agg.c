@@ -193,7 +193,10 @@ void dsm_ofi_agg_recv(net_op_t *op)
     const agg_msg_t *m = &b->msg;
     const int npes = dsm_ofi_cfg.npes;
 
-    if (m->from < 0 || m->from >= npes || m->count > NET_AGG_MAX)
+    /* An acknowledgement's count may exceed NET_AGG_MAX (owe_ack merges
+     * the batches of one context); a batch's may not. */
+    if (m->from < 0 || m->from >= npes ||
+        (m->kind == AGG_BATCH && m->count > NET_AGG_MAX))
         dsm_ofi_cfg.fatal("network", "a malformed batch of atomics "
                           "arrived (from %d, %u entries)", (int)m->from,
                           m->count);
