@@ -4,7 +4,9 @@
  * (src/net/ofi.c): an RDM endpoint with FI_RMA and FI_ATOMIC, the heap
  * (with the runtime's internal area) and the static data registered, puts
  * and gets as fi_write/fi_read, AMOs as fi_atomic/fi_fetch_atomic/
- * fi_compare_atomic.
+ * fi_compare_atomic; where the provider's atomics are software at the
+ * target (tcp, sockets), AMOs on this PE's own words by the CPU and
+ * non-fetching AMOs to a peer in batches (ofi_agg.c).
  *
  * Addresses: every routine here takes a symmetric address as seen in THIS
  * process (my copy of the object) and applies the operation to PE pe's copy;

@@ -248,8 +248,9 @@ static struct fi_info *hints_for(const char *prov, const char *domain,
     struct fi_info *h = dsm_ofi_lib.dupinfo(NULL);
     if (!h)
         return NULL;
+    /* FI_MSG: batches of AMOs (ofi_agg.c). */
     h->caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
-              FI_REMOTE_WRITE;
+              FI_REMOTE_WRITE | FI_MSG;
     h->mode = 0; /* our contexts are bare flags: no FI_CONTEXT space */
     h->ep_attr->type = FI_EP_RDM;
     h->domain_attr->threading = FI_THREAD_SAFE;
@@ -280,6 +281,20 @@ static int node_local_prov(const char *name)
 {
     return !strncmp(name, "shm", 3) || !strncmp(name, "sm2", 3) ||
            !strncmp(name, "udp", 3) || strstr(name, "ofi_hook") != NULL;
+}
+
+/* Providers whose atomics are carried out in software by the target's
+ * progress (libfabric's util atomics, ofi_atomic.c: __atomic builtins and
+ * compare-and-swap loops on the word, seq_cst, libfabric >= 1.10 built with
+ * HAVE_BUILTIN_MM_ATOMICS, as Debian's is): an AMO applied to the same
+ * word by this PE's CPU with __atomic builtins is atomic with theirs. A
+ * NIC's atomics (verbs, cxi, efa ...) are not, so there every AMO stays
+ * with the provider. rxm over tcp or sockets, and rxd over udp, emulate
+ * them so. */
+static int software_atomics(const char *prov)
+{
+    return !strncmp(prov, "tcp", 3) || !strncmp(prov, "sockets", 7) ||
+           !strncmp(prov, "udp", 3);
 }
 
 /* The providers here that offer RMA and atomics, for error messages. */
@@ -512,6 +527,7 @@ none:
     }
     snprintf(dsm_ofi.prov, sizeof(dsm_ofi.prov), "%s",
              dsm_ofi.info->fabric_attr->prov_name);
+    dsm_ofi.cpu_atomics = software_atomics(dsm_ofi.prov);
     if ((st = refuse_unfit()) != DSM_OK) {
         dsm_ofi_lib.freeinfo(dsm_ofi.info);
         dsm_ofi.info = NULL;
@@ -641,7 +657,8 @@ static dsm_status_t open_endpoint(void)
     dsm_ofi.inject = dsm_ofi.info->tx_attr->inject_size;
     dsm_ofi.max_msg = DSM_MIN(dsm_ofi.info->ep_attr->max_msg_size, (size_t)1 << 30);
     dsm_ofi.wflags = dsm_ofi.delivery ? FI_DELIVERY_COMPLETE : 0;
-    return DSM_OK;
+    /* Receives for batches of AMOs, before any peer knows our address. */
+    return dsm_ofi_agg_init();
 }
 
 /* ------------------------------------------------------------ the secret */
@@ -870,6 +887,7 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
     dsm_ofi.on = 1;
     snprintf(dsm_ofi.describe, sizeof(dsm_ofi.describe),
              "%s on %s (%s); quiet: %s; fence: %s; signal after data: %s; "
+             "AMOs: %s; "
              "contexts: on %d endpoint(s) besides the default's "
              "(SHMEM_OFI_CTX_EPS), then shared; a peer on another node "
              "silent for %ld s is lost (SHMEM_PEER_TIMEOUT%s); memory keys: "
@@ -882,6 +900,10 @@ dsm_status_t dsm_net_init(const dsm_net_config_t *cfg)
                                 "order)",
              fence_text(),
              dsm_ofi.ordered ? "write order" : "completion wait (its PE)",
+             dsm_ofi_agg_on() ? "on this PE's words by the CPU, non-fetching "
+                                "ones to a peer in batches"
+             : dsm_ofi.cpu_atomics ? "on this PE's words by the CPU"
+                                   : "the provider's",
              dsm_ofi.max_lanes - 1, cfg->peer_timeout_s,
              cfg->peer_timeout_s ? "" : ": never",
              dsm_ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY
@@ -957,6 +979,7 @@ void dsm_net_fini(void)
     dsm_ofi_ctx_fini(&dsm_ofi_dflt);
     for (int i = dsm_ofi.nlanes - 1; i >= 0; i--)
         dsm_ofi_lane_close(&dsm_ofi.lanes[i]);
+    dsm_ofi_agg_fini();
     for (int i = 0; i < NET_NSEG; i++)
         if (dsm_ofi.mr[i])
             fi_close(&dsm_ofi.mr[i]->fid);

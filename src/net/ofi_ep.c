@@ -75,6 +75,16 @@ int dsm_ofi_cq_poll(void)
         for (ssize_t i = 0; i < n; i++) {
             net_op_t *op = e[i].op_context;
             net_pe_t *ps = op->pe;
+            if (op->kind == NET_OP_AGG_RECV) {
+                dsm_ofi_agg_recv(op); /* not an operation of ours */
+                continue;
+            }
+            if (op->kind == NET_OP_AGG_SEND) {
+                dsm_ofi_agg_sent(op); /* the buffer is reused: no flag */
+                __atomic_fetch_add(&ps->nc->done, 1, __ATOMIC_RELEASE);
+                __atomic_fetch_add(&ps->done, 1, __ATOMIC_RELEASE);
+                continue;
+            }
             if (op->bounce) {
                 net_bounce_t *b = (net_bounce_t *)(void *)op;
                 pthread_mutex_lock(&b->nc->block);
@@ -121,6 +131,8 @@ int dsm_ofi_cq_poll(void)
                           dsm_ofi.prov, dsm_ofi_lib.strerror((int)-n));
     }
     pthread_mutex_unlock(&dsm_ofi.cq_lock);
+    if (got)
+        dsm_ofi_agg_ack_drain(); /* for the batches just applied */
     return got;
 }
 
@@ -128,6 +140,7 @@ void dsm_net_progress(void)
 {
     if (dsm_ofi.cq) {
         __atomic_fetch_add(&dsm_ofi.app_polls, 1, __ATOMIC_RELAXED);
+        dsm_ofi_agg_progress();
         dsm_ofi_cq_poll();
     }
 }
@@ -197,6 +210,8 @@ void *dsm_ofi_prog_main(void *arg)
     (void)arg;
     while (!__atomic_load_n(&dsm_ofi.prog_stop, __ATOMIC_ACQUIRE)) {
         uint64_t polls = __atomic_load_n(&dsm_ofi.app_polls, __ATOMIC_RELAXED);
+        /* Batches of AMOs the application left collected go out. */
+        dsm_ofi_agg_progress();
         if (polls != seen ||
             __atomic_load_n(&dsm_ofi.app_blocked, __ATOMIC_RELAXED))
             nanosleep(&ts, NULL);
@@ -350,6 +365,7 @@ static void pe_complete(dsm_net_ctx_t *nc, int pe)
 {
     net_pe_t *ps = &nc->pe[pe];
     uint64_t scratch;
+    dsm_ofi_agg_send(nc, pe);
     if (!dsm_ofi.delivery && ps->written)
         post_flush_read(nc, pe, &scratch);
     struct pe_arg a = {ps, __atomic_load_n(&ps->posted, __ATOMIC_ACQUIRE),
@@ -367,6 +383,7 @@ void dsm_net_quiet(dsm_net_ctx_t *nc)
         return;
     nc = nc_of(nc);
     nc_excl_begin(nc);
+    dsm_ofi_agg_send_all(nc);
     nc_complete(nc);
     if (!dsm_ofi.delivery) {
         uint64_t scratch;
@@ -408,6 +425,8 @@ void dsm_net_fence(dsm_net_ctx_t *nc)
         dsm_net_quiet(nc);
         return;
     }
+    /* Collected AMOs belong to the epoch before the fence. */
+    dsm_ofi_agg_send_all(nc);
     for (int i = 0; i < nc->nepoch; i++) {
         net_pe_t *ps = &nc->pe[nc->epoch_pes[i]];
         ps->listed = 0;
@@ -559,6 +578,7 @@ dsm_status_t dsm_ofi_ctx_init(dsm_net_ctx_t *nc, int shared)
     pthread_rwlock_init(&nc->lock, &la);
     pthread_rwlockattr_destroy(&la);
     pthread_mutex_init(&nc->block, NULL);
+    pthread_mutex_init(&nc->agg_lock, NULL);
     nc->pe = calloc((size_t)n, sizeof(*nc->pe));
     nc->epoch_pes = calloc((size_t)n, sizeof(*nc->epoch_pes));
     if (!nc->pe || !nc->epoch_pes) {
@@ -575,9 +595,11 @@ dsm_status_t dsm_ofi_ctx_init(dsm_net_ctx_t *nc, int shared)
 
 void dsm_ofi_ctx_fini(dsm_net_ctx_t *nc)
 {
+    dsm_ofi_agg_ctx_fini(nc);
     if (nc->pe) {
         pthread_rwlock_destroy(&nc->lock);
         pthread_mutex_destroy(&nc->block);
+        pthread_mutex_destroy(&nc->agg_lock);
     }
     while (nc->ball) {
         net_bounce_t *b = nc->ball;

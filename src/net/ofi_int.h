@@ -8,6 +8,8 @@
  *   ofi_ep.c   contexts: their accounts, the endpoints they share (lanes),
  *              reading the CQ, completion (quiet, per-PE flush, fence)
  *   ofi_rma.c  operations: addresses, put, get, atomics, signals
+ *   ofi_agg.c  batches of non-fetching AMOs, applied by the target's
+ *              progress (software-atomics providers only)
  *
  * Completion accounting (ofi_ep.c): every operation is posted with
  * FI_COMPLETION and a net_op_t as context that names the PE's account
@@ -71,7 +73,11 @@ typedef struct net_op {
     struct net_pe *pe;
     int done;
     int bounce; /* the op of a net_bounce_t: freed at completion */
+    int kind;   /* 0, or NET_OP_AGG_*: a batch's buffer (ofi_agg.c) */
 } net_op_t;
+enum { NET_OP_AGG_SEND = 1, NET_OP_AGG_RECV = 2 };
+/* The most AMOs in one batch (ofi_agg.c). */
+#define NET_AGG_MAX 256
 
 /* A small write's payload, copied here so that the caller's buffer is free
  * on return. This is what FI_INJECT would do, but an injected write
@@ -101,6 +107,10 @@ typedef struct net_pe {
     unsigned char listed;  /* in the context's epoch_pes */
     unsigned char fenced;  /* writes before a fence not known complete:
                             * the next write to the PE orders behind them */
+    struct agg_buf *agg;   /* AMOs collected for the PE, not sent yet
+                            * (ofi_agg.c; under the context's agg_lock) */
+    uint64_t agg_sent;     /* batches sent to the PE */
+    uint64_t agg_acked;    /* of them, acknowledged (applied) */
 } net_pe_t;
 
 /* An endpoint that contexts post on (ofi_ep.c says when they share
@@ -124,6 +134,12 @@ struct dsm_net_ctx {
     pthread_rwlock_t lock;  /* posting: shared; quiet, flush: exclusive */
     net_bounce_t *bfree, *ball; /* bounce buffers: free, all */
     pthread_mutex_t block;      /* bfree (the CQ reader returns them) */
+    /* Batches of AMOs (ofi_agg.c): the PEs' collected ones are sent by
+     * the context's thread or by progress, under agg_lock. */
+    pthread_mutex_t agg_lock;
+    int agg_held;               /* PEs with a batch collected */
+    int agg_listed;             /* in ofi_agg.c's list of contexts */
+    unsigned agg_tick;
 };
 
 /* How a fence orders writes (SHMEM_OFI_FENCE). */
@@ -168,6 +184,10 @@ struct dsm_ofi {
     pthread_t prog;
     int prog_on, prog_stop;
     unsigned char amo_mode[8][2][2]; /* [dsm_amo_op_t][size 4, 8][fetch] */
+    int cpu_atomics; /* the provider applies atomics at the target with the
+                      * CPU's atomic instructions (software atomics: tcp,
+                      * sockets, udp): this PE may apply AMOs on its own
+                      * words with them too (ofi_rma.c) */
     char prov[64];
     char dom_why[96]; /* how the domain was chosen (SHMEM_INFO) */
     char domain_line[NET_NAME_MAX + 100]; /* "name (why)": dsm_net_domain */
@@ -332,5 +352,35 @@ void dsm_ofi_post_read(dsm_net_ctx_t *nc, const char *routine, void *d,
                        net_op_t *op);
 /* Native or CAS loop for every (op, size); fails without 64-bit CSWAP. */
 dsm_status_t dsm_ofi_check_atomics(void);
+/* ofi_agg.c: batches of non-fetching AMOs (the file says when and why). */
+/* After lane 0 opened: posts its receives (where the provider's atomics
+ * are software and it offers FI_MSG). */
+dsm_status_t dsm_ofi_agg_init(void);
+void dsm_ofi_agg_fini(void);
+int dsm_ofi_agg_on(void);
+/* Collect a non-fetching AMO (op on the size-byte word at offset off of
+ * segment seg) for pe; 0: not batched here (the caller posts it). */
+int dsm_ofi_agg_amo(dsm_net_ctx_t *nc, int op, int seg, uint64_t off,
+                    size_t size, const void *val, int pe);
+/* Send what nc collected for pe / for every PE. */
+void dsm_ofi_agg_send(dsm_net_ctx_t *nc, int pe);
+void dsm_ofi_agg_send_all(dsm_net_ctx_t *nc);
+/* Before another operation of nc to pe: its batch goes first; reads 1:
+ * and is applied before (the operation reads what it changed). */
+void dsm_ofi_agg_before(dsm_net_ctx_t *nc, int pe, int reads);
+/* The CQ reader: a batch's send completed / a message arrived. */
+void dsm_ofi_agg_sent(net_op_t *op);
+void dsm_ofi_agg_recv(net_op_t *op);
+/* Acknowledgements owed to peers, sent outside the CQ reader's lock. */
+void dsm_ofi_agg_ack_drain(void);
+/* Progress: send what every context holds; acknowledgements owed. */
+void dsm_ofi_agg_progress(void);
+/* A context closes. */
+void dsm_ofi_agg_ctx_fini(dsm_net_ctx_t *nc);
+
+/* An AMO (op, size 4 or 8) on this PE's own word p with the CPU's atomics
+ * (only where dsm_ofi.cpu_atomics), complete on return. */
+void dsm_ofi_amo_local(dsm_net_ctx_t *nc, int op, void *p, size_t size,
+                       const void *val, const void *cmp, void *fetched);
 
 #endif /* DSM_NET_OFI_INT_H */

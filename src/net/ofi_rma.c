@@ -65,6 +65,7 @@ void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
 
     nc = nc_of(nc);
     dsm_ofi_remote_of(routine, sym, len, pe, 0, &raddr, &key);
+    dsm_ofi_agg_before(nc, pe, 0);
     while (len) {
         size_t n = DSM_MIN(len, dsm_ofi.max_msg);
         struct iovec iov = {.iov_base = (void *)s, .iov_len = n};
@@ -142,6 +143,7 @@ void dsm_net_get(dsm_net_ctx_t *nc, const char *routine, void *dst,
 
     nc = nc_of(nc);
     dsm_ofi_remote_of(routine, sym, len, pe, 0, &raddr, &key);
+    dsm_ofi_agg_before(nc, pe, 1);
     while (len) {
         size_t n = DSM_MIN(len, dsm_ofi.max_msg);
         net_op_t op = {0};
@@ -294,18 +296,62 @@ static void amo_cas_loop(dsm_net_ctx_t *nc, const char *routine, int op,
         memcpy(fetched, &old, size);
 }
 
+/* An AMO on one of this PE's own words, where the provider's atomics are
+ * the CPU's (dsm_ofi.cpu_atomics): applied here with the same seq_cst
+ * __atomic builtins, so atomic with peers' AMOs on the word, and complete
+ * on return, as before, without a round trip through the provider to
+ * itself (it cost histo AGP one wait per update to this PE). Ordered as
+ * the provider's path was: behind a fence (the gate) and behind this
+ * context's writes to itself still in flight (a put or AMO to the same
+ * word just before). */
+void dsm_ofi_amo_local(dsm_net_ctx_t *nc, int op, void *p, size_t size,
+                       const void *val, const void *cmp, void *fetched)
+{
+    const int me = dsm_ofi_cfg.me;
+    nc_post_begin(nc);
+    dsm_ofi_fence_gate(nc, me);
+    nc_post_end(nc);
+    if (__atomic_load_n(&nc->pe[me].written, __ATOMIC_RELAXED))
+        dsm_net_flush(nc, me);
+    if (size == 8)
+        DSM_AMO_WORD(uint64_t, p, op, val, cmp, fetched);
+    else
+        DSM_AMO_WORD(uint32_t, p, op, val, cmp, fetched);
+}
+
+/* batch 1: a user's AMO, which may join its PE's batch (not a signal:
+ * one goes at once). */
 static void amo_at(dsm_net_ctx_t *nc, const char *routine, int op,
                    const void *sym, size_t size, const void *val,
-                   const void *cmp, void *fetched, int pe, int internal)
+                   const void *cmp, void *fetched, int pe, int internal,
+                   int batch)
 {
     uint64_t raddr, key, scratch = 0;
 
     nc = nc_of(nc);
     dsm_ofi_remote_of(routine, sym, size, pe, internal, &raddr, &key);
+    if (pe == dsm_ofi_cfg.me && dsm_ofi.cpu_atomics) {
+        dsm_ofi_amo_local(nc, op, (void *)sym, size, val, cmp, fetched);
+        return;
+    }
     /* SWAP without a result buffer still fetches (FI_ATOMIC_WRITE through
      * fetch_atomic); its result goes to scratch. */
     if (op_fetches(op) && !fetched)
         fetched = &scratch;
+    /* A user's non-fetching AMO may join the PE's batch (ofi_agg.c); any
+     * other operation to the PE sends that batch first. */
+    if (!fetched && batch) {
+        for (int i = 0; i < NET_NSEG; i++) {
+            const dsm_net_seg_t *s = &dsm_ofi_cfg.segs[i];
+            uintptr_t off = (uintptr_t)sym - (uintptr_t)s->base;
+            if (s->base && off < s->size) {
+                if (dsm_ofi_agg_amo(nc, op, i, off, size, val, pe))
+                    return;
+                break;
+            }
+        }
+    }
+    dsm_ofi_agg_before(nc, pe, fetched != NULL);
     if (dsm_ofi.amo_mode[op][size == 8][fetched != NULL] == AMO_CAS_LOOP) {
         if (op == DSM_AMO_CSWAP) /* CSWAP itself is native (checked) */
             dsm_ofi_cfg.fatal(routine, "internal: CSWAP cannot be emulated");
@@ -320,7 +366,7 @@ void dsm_net_amo(dsm_net_ctx_t *nc, const char *routine, int op, void *sym,
                  size_t size, const void *val, const void *cmp, void *fetched,
                  int pe)
 {
-    amo_at(nc, routine, op, sym, size, val, cmp, fetched, pe, 0);
+    amo_at(nc, routine, op, sym, size, val, cmp, fetched, pe, 0, 1);
 }
 
 void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
@@ -338,7 +384,7 @@ void dsm_net_signal(dsm_net_ctx_t *nc, const char *routine, uint64_t *sym,
     /* The runtime's words (team, barrier) are in the internal area; a
      * user's must be in the user part, as for puts. */
     amo_at(nc, routine, add ? DSM_AMO_ADD : DSM_AMO_SET, sym, sizeof(v), &v,
-           NULL, NULL, pe, internal);
+           NULL, NULL, pe, internal, 0);
     /* Send it now: the caller may leave the library next. */
     dsm_ofi_cq_poll();
 }
@@ -347,7 +393,7 @@ uint64_t dsm_net_load64(const char *routine, const uint64_t *sym, int pe)
 {
     uint64_t v = 0;
     amo_at(NULL, routine, DSM_AMO_FETCH, sym, sizeof(v), NULL, NULL, &v, pe,
-           1);
+           1, 0);
     return v;
 }
 

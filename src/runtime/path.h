@@ -233,44 +233,6 @@ static inline void dsm_shm_get(dsm_ctx_t *c, void *dst, const void *sym,
     dsm_rma_wait_flag(&flag);
 }
 
-#define DSM_AMO_WORD(W, r, op, val, cmp, fetched)                              \
-    do {                                                                       \
-        W *w_ = (W *)(r), v_ = 0, c_ = 0, o_ = 0;                              \
-        if (val)                                                               \
-            memcpy(&v_, (val), sizeof(W));                                     \
-        switch (op) {                                                          \
-        case DSM_AMO_FETCH:                                                    \
-            o_ = __atomic_load_n(w_, __ATOMIC_SEQ_CST);                        \
-            break;                                                             \
-        case DSM_AMO_SET:                                                      \
-            __atomic_store_n(w_, v_, __ATOMIC_SEQ_CST);                        \
-            break;                                                             \
-        case DSM_AMO_SWAP:                                                     \
-            o_ = __atomic_exchange_n(w_, v_, __ATOMIC_SEQ_CST);                \
-            break;                                                             \
-        case DSM_AMO_CSWAP:                                                    \
-            memcpy(&c_, (cmp), sizeof(W));                                     \
-            o_ = c_;                                                           \
-            __atomic_compare_exchange_n(w_, &o_, v_, 0, __ATOMIC_SEQ_CST,      \
-                                        __ATOMIC_SEQ_CST);                     \
-            break;                                                             \
-        case DSM_AMO_ADD:                                                      \
-            o_ = __atomic_fetch_add(w_, v_, __ATOMIC_SEQ_CST);                 \
-            break;                                                             \
-        case DSM_AMO_AND:                                                      \
-            o_ = __atomic_fetch_and(w_, v_, __ATOMIC_SEQ_CST);                 \
-            break;                                                             \
-        case DSM_AMO_OR:                                                       \
-            o_ = __atomic_fetch_or(w_, v_, __ATOMIC_SEQ_CST);                  \
-            break;                                                             \
-        case DSM_AMO_XOR:                                                      \
-            o_ = __atomic_fetch_xor(w_, v_, __ATOMIC_SEQ_CST);                 \
-            break;                                                             \
-        }                                                                      \
-        if (fetched)                                                           \
-            memcpy((fetched), &o_, sizeof(W));                                 \
-    } while (0)
-
 /* The CPU may not touch GPU memory: AMOs, waits and signal words on the
  * device heap fail with one line (the engines' SIGNAL covers device words
  * only inside collectives and the on-stream routines). */

@@ -2,7 +2,8 @@
 # The inter-node path (src/net) on one machine, whatever mode `make check`
 # runs in (quickstart also reruns the whole suite with SHMEM_FORCE_NETWORK=1):
 #  1. the RMA/AMO/collective programs pass with every PE its own node, on
-#     both providers the project supports (tcp;ofi_rxm and sockets);
+#     both providers the project supports (tcp;ofi_rxm and sockets), and
+#     SHMEM_INFO says non-fetching AMOs to peers go in batches;
 #  2. a provider that does not exist fails the job at startup with one line
 #     naming it and what to set, non-zero, no hang;
 #  3. a PE killed in network mode ends the job (137) and leaves nothing;
@@ -32,7 +33,7 @@ for prov in "tcp;ofi_rxm" sockets; do
     for run_n in rma_types:2 amo_types:2 signal_ops:2 coll_alltoall:2 \
                  coll_fcollect:3 lock_counter:3 ctx_quiet_mt:2 \
                  pe_quiet_net:3 fence_net:4 pe_quiet_stall:3 \
-                 ctx_pool_net:2; do
+                 ctx_pool_net:2 amo_batch:2 amo_batch:4; do
         prog=${run_n%:*} n=${run_n#*:}
         run env SHMEM_OFI_PROVIDER="$prov" "$LAUNCHER" -n "$n" --timeout 90 \
             "$B/$prog" "$MARK"
@@ -45,6 +46,13 @@ for prov in "tcp;ofi_rxm" sockets; do
     expect_rc 0 "version banner over $prov"
     printf '%s\n' "$OUT" | grep -qF "network $prov" ||
         fail "the banner does not name provider $prov"
+    # Software atomics (both providers): AMOs on this PE's words by the
+    # CPU, non-fetching ones to peers in batches (src/net/ofi_agg.c).
+    run env SHMEM_OFI_PROVIDER="$prov" SHMEM_INFO=1 "$LAUNCHER" -n 2 \
+        --timeout 60 "$B/amo_batch" "$MARK"
+    expect_rc 0 "SHMEM_INFO over $prov"
+    printf '%s\n' "$OUT" | grep -qF "non-fetching ones to a peer in batches" ||
+        fail "SHMEM_INFO over $prov does not say AMOs go in batches"
 done
 
 # --- 2: a provider that does not exist
