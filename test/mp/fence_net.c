@@ -12,6 +12,10 @@
  * the next write to each waits for that PE's earlier writes (or carries
  * FI_FENCE): the receivers see flag r only with every block up to r
  * whole and the counter at r or more, never a flag that overtook its data.
+ * A fence orders one context's operations only, so each context has its
+ * own flag and counter words, and row r is checked against the flag of
+ * the context that wrote it (row r's data may come after row r + 1's flag
+ * from the other context: that is allowed).
  * To catch a flag that overtakes a block still in flight, each round
  * first sends a row to every PE and only then fences, and the sender does
  * not wait between rows.
@@ -31,9 +35,10 @@ int main(void)
     /* [src][row][MAXB]: each source and row its own block, so nothing is
      * overwritten while a receiver checks it. */
     long *blk = shmem_calloc((size_t)npes * ROWS * MAXB, sizeof(long));
-    uint64_t *flag = shmem_calloc((size_t)npes, sizeof(uint64_t));
+    /* [context: r & 1][src] */
+    uint64_t *flag = shmem_calloc(2 * (size_t)npes, sizeof(uint64_t));
     uint64_t *sig = shmem_calloc((size_t)npes, sizeof(uint64_t));
-    long *cnt = shmem_calloc((size_t)npes, sizeof(long));
+    long *cnt = shmem_calloc(2 * (size_t)npes, sizeof(long));
     long *src = malloc(MAXB * sizeof(long));
     shmem_ctx_t priv;
 
@@ -43,6 +48,8 @@ int main(void)
     shmem_barrier_all();
     for (int r = 1; r <= ROWS; r++) {
         shmem_ctx_t c = (r & 1) ? SHMEM_CTX_DEFAULT : priv;
+        uint64_t *fl = flag + (size_t)(r & 1) * npes;
+        long *ct = cnt + (size_t)(r & 1) * npes;
         size_t n = sizes[r % NSIZES];
         for (size_t k = 0; k < n; k++)
             src[k] = (long)me * 1000000 + r;
@@ -51,17 +58,17 @@ int main(void)
             int to = (me + i) % npes;
             long *dst = blk + ((size_t)me * ROWS + (size_t)(r - 1)) * MAXB;
             shmem_ctx_putmem(c, dst, src, n * sizeof(long), to);
-            shmem_ctx_long_atomic_add(c, &cnt[me], 1, to);
+            shmem_ctx_long_atomic_add(c, &ct[me], 1, to);
         }
         shmem_ctx_fence(c);
         for (int i = 1; i < npes; i++) {
             int to = (me + i) % npes;
             switch (r % 3) {
             case 0:
-                shmem_ctx_uint64_p(c, &flag[me], (uint64_t)r, to);
+                shmem_ctx_uint64_p(c, &fl[me], (uint64_t)r, to);
                 break;
             case 1:
-                shmem_ctx_uint64_atomic_set(c, &flag[me], (uint64_t)r, to);
+                shmem_ctx_uint64_atomic_set(c, &fl[me], (uint64_t)r, to);
                 break;
             default: {
                 /* A one-word put whose signal is the flag (the signal's
@@ -69,7 +76,7 @@ int main(void)
                  * before the fence is). */
                 long one = r;
                 shmem_ctx_putmem_signal(c, &sig[me], &one, sizeof(one),
-                                        &flag[me], (uint64_t)r,
+                                        &fl[me], (uint64_t)r,
                                         SHMEM_SIGNAL_SET, to);
                 break;
             }
@@ -80,8 +87,10 @@ int main(void)
     for (int i = 1; i < npes; i++) {
         int from = (me + npes - i) % npes;
         for (int r = 1; r <= ROWS; r++) {
-            shmem_uint64_wait_until(&flag[from], SHMEM_CMP_GE, (uint64_t)r);
-            uint64_t f = shmem_uint64_atomic_fetch(&flag[from], me);
+            uint64_t *fl = flag + (size_t)(r & 1) * npes;
+            long *ct = cnt + (size_t)(r & 1) * npes;
+            shmem_uint64_wait_until(&fl[from], SHMEM_CMP_GE, (uint64_t)r);
+            uint64_t f = shmem_uint64_atomic_fetch(&fl[from], me);
             size_t n = sizes[r % NSIZES];
             const long *b =
                 blk + ((size_t)from * ROWS + (size_t)(r - 1)) * MAXB;
@@ -91,8 +100,9 @@ int main(void)
                   "expected %ld with the flag at %llu: the flag overtook "
                   "the row fenced before it", r, from, n * sizeof(long),
                   b[0], b[n / 2], b[n - 1], want, (unsigned long long)f);
-            long c = shmem_long_atomic_fetch(&cnt[from], me);
-            CHECK(c >= r,
+            /* this context's rows up to r: (r + 1) / 2 adds */
+            long c = shmem_long_atomic_fetch(&ct[from], me);
+            CHECK(c >= (r + 1) / 2,
                   "counter from PE %d is %ld with row %d's flag seen: an "
                   "atomic fenced before the flag came after it", from, c, r);
         }
