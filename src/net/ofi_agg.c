@@ -238,6 +238,11 @@ void dsm_ofi_agg_recv(net_op_t *op)
     post_recv(b);
 }
 
+int dsm_ofi_agg_acks_owed(void)
+{
+    return __atomic_load_n(&agg.nowed, __ATOMIC_RELAXED) != 0;
+}
+
 /* Send the acknowledgements owed (outside the CQ reader's lock; one
  * thread at a time; what the provider cannot take now waits for the
  * next call). */

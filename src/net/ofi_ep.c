@@ -131,8 +131,10 @@ int dsm_ofi_cq_poll(void)
                           dsm_ofi.prov, dsm_ofi_lib.strerror((int)-n));
     }
     pthread_mutex_unlock(&dsm_ofi.cq_lock);
-    if (got)
-        dsm_ofi_agg_ack_drain(); /* for the batches just applied */
+    /* For the batches just applied, and the acknowledgements the provider
+     * refused earlier (-FI_EAGAIN): a waiter that wakes with nothing new
+     * must still send those, or the peer waits for them for ever. */
+    dsm_ofi_agg_ack_drain();
     return got;
 }
 
@@ -153,7 +155,14 @@ void dsm_ofi_block(uint64_t ns)
 {
     struct timespec ts = {(time_t)(ns / 1000000000ull),
                           (long)(ns % 1000000000ull)};
-    if (dsm_ofi.wait_on) {
+    /* Acknowledgements still owed (the provider said -FI_EAGAIN): no
+     * arrival may come to wake this thread until they go, so it does not
+     * block on the fd, it naps and sends them again. */
+    dsm_ofi_agg_ack_drain();
+    if (dsm_ofi_agg_acks_owed()) {
+        struct timespec nap = {0, ns < 50000 ? (long)ns : 50000L};
+        nanosleep(&nap, NULL);
+    } else if (dsm_ofi.wait_on) {
         /* fi_trywait under the CQ's reader lock, as every CQ read: a lane
          * opened while another thread works the CQ crashed tcp;ofi_rxm
          * (lane_open_locked). The lock taken: some thread is reading the

@@ -373,6 +373,7 @@ void dsm_ofi_agg_sent(net_op_t *op);
 void dsm_ofi_agg_recv(net_op_t *op);
 /* Acknowledgements owed to peers, sent outside the CQ reader's lock. */
 void dsm_ofi_agg_ack_drain(void);
+int dsm_ofi_agg_acks_owed(void); /* acknowledgements not yet sent */
 /* Progress: send what every context holds; acknowledgements owed. */
 void dsm_ofi_agg_progress(void);
 /* A context closes. */
