@@ -26,6 +26,8 @@
 #define ABORT_ACK_MS 2000
 
 static int conn_fd = -1;
+/* Set by launcher_fini: conn_fd is kept only for a later shmem_init. */
+static int conn_finalized;
 static int watch_rd = -1; /* EOF when the launcher is gone */
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -138,7 +140,7 @@ static dsm_status_t xfer(uint16_t op, int rank, const char *key,
                          size_t *outlen, int *rfd)
 {
     dsm_status_t st;
-    if (conn_fd < 0)
+    if (conn_fd < 0 || conn_finalized)
         return DSM_ERR_INVAL;
     pthread_mutex_lock(&conn_lock);
     st = send_req(op, rank, 0, key, val, len, pass_fd);
@@ -168,7 +170,7 @@ static dsm_status_t launcher_init(dsm_boot_info_t *info)
     uint32_t ver = DSM_WIRE_VERSION;
     dsm_status_t st;
 
-    if (conn_fd >= 0)
+    if (conn_fd >= 0 && !conn_finalized)
         return DSM_ERR_INVAL;
     if (!path || parse_int_env(DSM_WIRE_ENV_RANK, &rank) < 0 ||
         parse_int_env(DSM_WIRE_ENV_SIZE, &size) < 0 || rank >= size) {
@@ -182,6 +184,13 @@ static dsm_status_t launcher_init(dsm_boot_info_t *info)
         return DSM_ERR_INVAL;
     }
     memcpy(sa.sun_path, path, strlen(path) + 1);
+    if (conn_fd >= 0) {
+        /* Re-initialization after the last shmem_finalize: the launcher's
+         * socket is gone (it listens until every PE has connected), so
+         * the connection kept by launcher_fini says HELLO again. */
+        conn_finalized = 0;
+        goto hello;
+    }
     /* Close-on-exec: a program the PE starts must not hold the launcher's
      * connection (nor keep watch_fd from reporting EOF). */
     conn_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -195,6 +204,7 @@ static dsm_status_t launcher_init(dsm_boot_info_t *info)
         st = DSM_ERR_IO;
         goto fail;
     }
+hello:
     st = send_req(DSM_WIRE_HELLO, rank, 0, NULL, &ver, sizeof(ver), -1);
     if (st != DSM_OK)
         goto fail;
@@ -224,12 +234,18 @@ fail:
 
 static void launcher_fini(void)
 {
-    if (conn_fd < 0)
+    if (conn_fd < 0 || conn_finalized)
         return;
-    /* Tell the launcher first, so our exit counts as an orderly one. */
-    xfer(DSM_WIRE_FINI, 0, NULL, NULL, 0, -1, NULL, NULL, NULL);
-    close(conn_fd);
-    conn_fd = -1;
+    /* Tell the launcher first, so our exit counts as an orderly one. The
+     * connection stays open (close-on-exec, closed by the exit) for a
+     * later shmem_init, which says HELLO on it again. */
+    if (xfer(DSM_WIRE_FINI, 0, NULL, NULL, 0, -1, NULL, NULL, NULL) ==
+        DSM_OK) {
+        conn_finalized = 1;
+    } else {
+        close(conn_fd);
+        conn_fd = -1;
+    }
     if (watch_rd >= 0) {
         close(watch_rd);
         watch_rd = -1;
@@ -315,7 +331,7 @@ static DSM_NORETURN void launcher_abort(int status, const char *msg)
 
 static int launcher_watch_fd(void)
 {
-    return watch_rd >= 0 ? watch_rd : conn_fd;
+    return watch_rd >= 0 ? watch_rd : conn_finalized ? -1 : conn_fd;
 }
 
 const dsm_boot_ops_t dsm_boot_launcher_ops = {

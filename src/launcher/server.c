@@ -85,6 +85,25 @@ static kv_t *kv_find(job_t *job, int rank, const char *key)
     return NULL;
 }
 
+/* Forget what PE 'rank' published (its shmem_finalize). */
+static void kv_drop_rank(job_t *job, int rank)
+{
+    for (int b = 0; b < KV_BUCKETS; b++) {
+        kv_t **pp = &job->kv[b];
+        while (*pp) {
+            kv_t *e = *pp;
+            if (e->rank != rank) {
+                pp = &e->next;
+                continue;
+            }
+            *pp = e->next;
+            if (e->fd >= 0)
+                close(e->fd);
+            free(e);
+        }
+    }
+}
+
 void dsm_launcher_kv_free_all(job_t *job)
 {
     for (int b = 0; b < KV_BUCKETS; b++) {
@@ -288,8 +307,9 @@ static int handle_request(job_t *job, int rank, const dsm_wire_hdr_t *h,
         snprintf(pe->wait_key, sizeof(pe->wait_key), "%s", key);
         kv_t *e = kv_find(job, h->rank, key);
         pe_t *t = &job->pes[h->rank];
-        /* Not published yet: wait, unless its owner can no longer publish. */
-        if (e || t->pid == 0 || (t->hello && t->conn < 0) || t->finalized)
+        /* Not published yet: wait, unless its owner can no longer publish
+         * (a finalized PE still can: its next shmem_init). */
+        if (e || t->pid == 0 || (t->hello && t->conn < 0))
             answer_get(job, rank, e);
         return 0;
     }
@@ -306,8 +326,18 @@ static int handle_request(job_t *job, int rank, const dsm_wire_hdr_t *h,
         return 0;
     case DSM_WIRE_FINI:
         pe->finalized = true;
+        /* What it published is no longer valid: a peer's next
+         * shmem_init must wait for the values of this PE's. */
+        kv_drop_rank(job, rank);
         reply(job, rank, h->op, DSM_OK, NULL, 0, -1);
         return 0;
+    case DSM_WIRE_HELLO:
+        /* Re-initialization after the last shmem_finalize (OpenSHMEM
+         * 1.5): HELLO again on the connection kept open. */
+        if (!pe->finalized)
+            return -1;
+        pe->finalized = false;
+        return hello_ack(job, pe->conn, rank) < 0 ? -1 : 0;
     default:
         return -1;
     }

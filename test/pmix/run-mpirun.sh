@@ -1,7 +1,8 @@
 #!/bin/bash
 # A smaller multi-PE set run under `mpirun --oversubscribe -np 2` and `-np 4`
 # through the PMIx bootstrap (on one node: shared memory, no network):
-# RMA, static data, atomics, barriers, fcollect, alltoall, teams, signals.
+# RMA, static data, atomics, barriers, fcollect, alltoall, teams, signals,
+# re-initialization after the last shmem_finalize.
 # Each run must exit 0, print no FAIL line and, where the program prints a
 # summary, say it ran on the expected number of PEs.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/pmix/common.sh"
@@ -16,6 +17,7 @@ progs=(
     "coll_alltoall:^coll_alltoall (auto): %N PEs OK\$"
     "team_split:"
     "signal_ops:^signal_ops: %N PEs OK\$"
+    "reinit:^reinit: 3 rounds passed\$"
 )
 for n in 2 4; do
     for entry in "${progs[@]}"; do
