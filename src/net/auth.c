@@ -133,3 +133,14 @@ uint64_t dsm_net_mr_key(const uint8_t secret[DSM_NET_SECRET_BYTES], int pe,
         k &= ((uint64_t)1 << (8 * key_size)) - 1;
     return k ? k : 1;
 }
+
+uint64_t dsm_net_msg_key(const uint8_t secret[DSM_NET_SECRET_BYTES], int from,
+                         int to)
+{
+    const struct {
+        char tag[8];
+        int32_t from, to;
+    } in = {{'m', 's', 'g', ' ', 'k', 'e', 'y', 0}, from, to};
+    uint64_t k = dsm_net_siphash(secret, &in, sizeof(in));
+    return k ? k : 1;
+}

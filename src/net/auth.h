@@ -31,4 +31,10 @@ int dsm_net_secret_parse(const char *hex, uint8_t out[DSM_NET_SECRET_BYTES]);
 uint64_t dsm_net_mr_key(const uint8_t secret[DSM_NET_SECRET_BYTES], int pe,
                         int seg, size_t key_size);
 
+/* The key PE 'from' puts into each of its own messages to PE 'to'
+ * (batches of atomics and their acknowledgements, src/net/ofi_agg.c):
+ * the receiver applies a message only when it carries it. Never 0. */
+uint64_t dsm_net_msg_key(const uint8_t secret[DSM_NET_SECRET_BYTES], int from,
+                         int to);
+
 #endif /* DSM_NET_AUTH_H */

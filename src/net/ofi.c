@@ -716,6 +716,11 @@ static uint64_t pub_tag(int pe, const net_pub_t *pub)
 /* The key PE pe asks for its region i (the segments, then NET_NSEG: the
  * heartbeat word of ofi_live.c): from the secret (64 bits, or the
  * provider's key size), 0 where the provider chooses keys itself. */
+uint64_t dsm_ofi_msg_key(int from, int to)
+{
+    return dsm_net_msg_key(job_secret, from, to);
+}
+
 uint64_t dsm_ofi_mr_key(int pe, int i)
 {
     if (dsm_ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY)

@@ -30,6 +30,13 @@
  *    burst goes at once), and at every progress call (a wait, the
  *    progress thread), so an update is delivered even when its PE then
  *    computes without calling the library.
+ *  - Authentication: the endpoint takes messages from anyone who can
+ *    reach it (docs/SECURITY.md), so every batch and acknowledgement
+ *    carries the key of its sender and receiver (dsm_net_msg_key, from
+ *    the job's secret, as the memory keys guard RMA); one without it is
+ *    dropped, and said once. A receive buffer's key word is cleared
+ *    before it is posted again, so a short message cannot reuse the
+ *    key of the message before it.
  * Not batched: AMOs on a shared context (SHMEM_THREAD_MULTIPLE without
  * SHMEM_CTX_PRIVATE/SERIALIZED), the runtime's signals, AMOs to this PE
  * (applied at once, ofi_rma.c), and anything on NIC providers.
@@ -55,6 +62,7 @@ typedef struct agg_msg {
     uint32_t count;  /* updates (batch) or batches acknowledged (ack) */
     uint32_t pad;
     uint64_t cookie; /* the sender's context (echoed back by the ack) */
+    uint64_t key;    /* dsm_ofi_msg_key(from, receiver) */
     uint64_t ent[];  /* batch: [2 * count]: word, operand */
 } agg_msg_t;
 
@@ -74,6 +82,7 @@ typedef struct agg_buf {
 
 static struct {
     int on;
+    uint64_t refused; /* messages without the job's key (dropped) */
     agg_buf_t *recv[NET_AGG_RECVS];
     agg_buf_t *free; /* send buffers not in use */
     pthread_mutex_t free_lock;
@@ -118,6 +127,8 @@ static void post_recv(agg_buf_t *b)
                          .addr = FI_ADDR_UNSPEC,
                          .context = &b->op};
     ssize_t rc;
+    b->msg.kind = 0;
+    b->msg.key = 0; /* a key is never 0: see the file's head */
     /* Receives need no progress of ours to be accepted; a full receive
      * queue would be the provider's limit, which NET_AGG_RECVS stays
      * under. */
@@ -159,6 +170,7 @@ void dsm_ofi_agg_fini(void)
     agg.ctxs = NULL;
     agg.nctxs = agg.cap_ctxs = 0;
     agg.on = 0;
+    agg.refused = 0;
 }
 
 /* ------------------------------------------------------------ target */
@@ -193,10 +205,20 @@ void dsm_ofi_agg_recv(net_op_t *op)
     const agg_msg_t *m = &b->msg;
     const int npes = dsm_ofi_cfg.npes;
 
+    /* From outside the job (or not a whole message): dropped. */
+    if (m->from < 0 || m->from >= npes ||
+        m->key != dsm_ofi_msg_key(m->from, dsm_ofi_cfg.me)) {
+        if (agg.refused++ == 0)
+            dsm_log_warn("network: dropped a message to the endpoint "
+                         "that does not carry the job's key (claims PE "
+                         "%d; a process outside the job?); said once",
+                         (int)m->from);
+        post_recv(b);
+        return;
+    }
     /* An acknowledgement's count may exceed NET_AGG_MAX (owe_ack merges
      * the batches of one context); a batch's may not. */
-    if (m->from < 0 || m->from >= npes ||
-        (m->kind == AGG_BATCH && m->count > NET_AGG_MAX))
+    if (m->kind == AGG_BATCH && m->count > NET_AGG_MAX)
         dsm_ofi_cfg.fatal("network", "a malformed batch of atomics "
                           "arrived (from %d, %u entries)", (int)m->from,
                           m->count);
@@ -256,7 +278,9 @@ void dsm_ofi_agg_ack_drain(void)
         agg_msg_t a = {.kind = AGG_ACK,
                        .from = dsm_ofi_cfg.me,
                        .count = agg.owed[i].count,
-                       .cookie = agg.owed[i].cookie};
+                       .cookie = agg.owed[i].cookie,
+                       .key = dsm_ofi_msg_key(dsm_ofi_cfg.me,
+                                              agg.owed[i].pe)};
         ssize_t rc = fi_inject(dsm_ofi.lanes[0].ep, &a, sizeof(a),
                                dsm_ofi.addr[agg.owed[i].pe]);
         if (rc == -FI_EAGAIN)
@@ -305,6 +329,7 @@ static void send_locked(dsm_net_ctx_t *nc, int pe)
     b->msg.kind = AGG_BATCH;
     b->msg.from = dsm_ofi_cfg.me;
     b->msg.cookie = (uint64_t)(uintptr_t)nc;
+    b->msg.key = dsm_ofi_msg_key(dsm_ofi_cfg.me, pe);
     struct iovec iov = {.iov_base = &b->msg,
                         .iov_len = sizeof(agg_msg_t) +
                                    2 * b->msg.count * sizeof(uint64_t)};

@@ -44,6 +44,8 @@
 /* The memory key of PE pe's region i (i = NET_NSEG: the heartbeat word)
  * from the job's secret; 0 where the provider chooses keys (ofi.c). */
 uint64_t dsm_ofi_mr_key(int pe, int i);
+/* The key in PE from's messages to PE to (auth.h: dsm_net_msg_key). */
+uint64_t dsm_ofi_msg_key(int from, int to);
 #define NET_NAME_MAX 256
 /* The most endpoints contexts may open besides the default context's
  * (SHMEM_OFI_CTX_EPS is checked against it). */

@@ -236,6 +236,11 @@ int main(int argc, char **argv)
                     break;
                 usleep(1000);
             }
+        }
+        /* The barrier reads the network's completions: messages the
+         * stranger sent are handled by then. */
+        shmem_barrier_all();
+        if (me == 0) {
             printf("word %lx\n", *heap);
             fflush(stdout);
         }

@@ -5,7 +5,9 @@
 # complete a write into it (test/mp/net_stranger.c tries the keys a
 # small-integer scheme would give, after checking that it can write to
 # itself). The job, under SHMEM_FORCE_NETWORK=1, still runs, and SHMEM_INFO
-# says where its keys and secret come from.
+# says where its keys and secret come from. Messages shaped as the
+# library's batches of atomics (src/net/ofi_agg.c) without the job's key
+# are dropped with one line.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 PROG=$top_builddir/test/mp/misuse
 STRANGER=$top_builddir/test/mp/net_stranger
@@ -47,6 +49,9 @@ for prov in "tcp;ofi_rxm" sockets; do
     [ $src -eq 0 ] || fail "$prov: a write without the job's secret completed"
     [ $RC -eq 0 ] || fail "$prov: the job failed ($RC)"
     grep -q '^word 0$' "$TEST_TMP/out" || fail "$prov: the word was written: $(grep '^word' "$TEST_TMP/out")"
+    # The batch-shaped messages arrived and were dropped, said once.
+    expect_count 1 "network: dropped a message to the endpoint that does not carry the job's key" \
+        "$(cat "$TEST_TMP/err")" "$prov: the stranger's messages"
     grep -q "memory keys: .*address records signed with the job's secret (from the launcher)" "$TEST_TMP/out" ||
         fail "$prov: SHMEM_INFO does not say where the keys come from"
     expect_clean "$prov"

@@ -20,6 +20,13 @@
  * nothing). Exit status: 0 when no write into the PE completed, 1 when one
  * did (each printed), 2 when it could not try, 77 when the provider is
  * missing.
+ *
+ * Then it sends each port messages shaped as the library's batches of
+ * atomics (src/net/ofi_agg.c: kind, claimed sender PE 1, one entry: add
+ * 0xbad to the 8-byte word at OFFSET of the heap segment), one without a
+ * key field and three with the keys 0..2 (where the key field sits), and
+ * waits a moment: the PE must drop them all (net_secret.sh checks the
+ * word). Before the batches carried a key, the first one was applied.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -178,7 +185,8 @@ int main(int argc, char **argv)
     setenv("FI_TCP_IFACE", "lo", 0);
     setenv("FI_SOCKETS_IFACE", "lo", 0);
     struct fi_info *h = fi_allocinfo(), *info = NULL;
-    h->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    h->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+              FI_MSG | FI_SEND;
     h->ep_attr->type = FI_EP_RDM;
     h->addr_format = FI_SOCKADDR_IN;
     h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
@@ -253,6 +261,57 @@ int main(int argc, char **argv)
             close_ep();
         }
     }
+    /* Messages shaped as batches of atomics (ofi_agg.c's agg_msg_t). */
+    const uint64_t entry = (offset & ((UINT64_C(1) << 56) - 1)) |
+                           UINT64_C(1) << 57 | /* 8 bytes, heap segment */
+                           UINT64_C(4) << 58;  /* DSM_AMO_ADD */
+    for (int i = 0; i < np; i++) {
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)ports[i])};
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        for (int k = -1; k <= 2; k++) {
+            struct {
+                uint32_t kind;
+                int32_t from;
+                uint32_t count, pad;
+                uint64_t cookie, w[3];
+            } m = {0x41474201u, 1, 1, 0, 0, {entry, 0xbad, 0}};
+            size_t len = sizeof(m) - sizeof(uint64_t);
+            if (k >= 0) { /* key field, then the entry */
+                m.w[0] = (uint64_t)k, m.w[1] = entry, m.w[2] = 0xbad;
+                len = sizeof(m);
+            }
+            fi_addr_t to;
+            open_ep(info);
+            if (fi_av_insert(av, &sa, 1, &to, 0, NULL) != 1) {
+                close_ep();
+                continue;
+            }
+            double t0 = now();
+            ssize_t rc;
+            while ((rc = fi_send(ep, &m, len, NULL, to, NULL)) == -FI_EAGAIN &&
+                   now() - t0 < 2)
+                fi_cq_read(cq, NULL, 0);
+            int sent = 0;
+            while (!rc && now() - t0 < 3) {
+                struct fi_cq_entry e;
+                ssize_t n = fi_cq_read(cq, &e, 1);
+                if (n == 1 || n == -FI_EAVAIL) {
+                    sent = n == 1;
+                    break;
+                }
+                usleep(1000);
+            }
+            if (k < 0)
+                printf("net_stranger: port %d batch message without a key: "
+                       "%s\n", ports[i], sent ? "sent" : "not sent");
+            else
+                printf("net_stranger: port %d batch message with key %d: "
+                       "%s\n", ports[i], k, sent ? "sent" : "not sent");
+            close_ep();
+        }
+    }
+    usleep(500000); /* the PE reads its messages as it progresses */
     fflush(stdout);
     /* Leave without closing: a half-open connection is the target's to
      * clean up, as with a stranger that dies. */

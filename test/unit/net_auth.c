@@ -61,6 +61,25 @@ START_TEST(mr_keys)
 }
 END_TEST
 
+/* The key of a batch of atomics (src/net/ofi_agg.c): one per direction
+ * and pair, another job's differs, never 0 nor a memory key. */
+START_TEST(msg_keys)
+{
+    uint8_t s[DSM_NET_SECRET_BYTES], t[DSM_NET_SECRET_BYTES];
+    ck_assert_int_eq(dsm_net_random(s, sizeof(s)), 0);
+    memcpy(t, s, sizeof(s));
+    t[0] ^= 0x80;
+    uint64_t k01 = dsm_net_msg_key(s, 0, 1), k10 = dsm_net_msg_key(s, 1, 0);
+    ck_assert_uint_ne(k01, k10);
+    ck_assert_uint_ne(k01, dsm_net_msg_key(s, 0, 2));
+    ck_assert_uint_ne(k01, dsm_net_msg_key(t, 0, 1));
+    ck_assert_uint_eq(k01, dsm_net_msg_key(s, 0, 1));
+    ck_assert_uint_ne(k01, dsm_net_mr_key(s, 0, 1, 8));
+    ck_assert_uint_gt(k01, 8);
+    ck_assert_uint_ne(dsm_net_msg_key(s, 5, 5), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("net_auth");
@@ -68,6 +87,7 @@ int main(void)
     tcase_add_test(tc, siphash_vectors);
     tcase_add_test(tc, secret_hex);
     tcase_add_test(tc, mr_keys);
+    tcase_add_test(tc, msg_keys);
     suite_add_tcase(su, tc);
     SRunner *r = srunner_create(su);
     srunner_run_all(r, CK_NORMAL);
