@@ -1,7 +1,7 @@
 /*
  * Which libfabric domain SHMEM_OFI_DOMAIN=auto takes (#15): on a node
  * with several NICs, the one nearest the PE's cores. Pure (no libfabric,
- * no hwloc): ofi.c describes each candidate fi_info as a dsm_net_dom_t
+ * no hwloc): ofi_pick.c describes each candidate fi_info as a dsm_net_dom_t
  * and hands over the nearest NIC's OS names from src/common/topo.c;
  * test/unit/net_domain checks it over made-up lists.
  */

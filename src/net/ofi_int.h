@@ -1,10 +1,12 @@
 /*
  * Private to the libfabric path (src/net/ofi*.c), built only with
- * libfabric's headers (DSM_HAVE_OFI). Three files, one idea each:
+ * libfabric's headers (DSM_HAVE_OFI). One idea per file:
  *
- *   ofi.c      set-up: loading libfabric, the provider and its attributes,
- *              fabric, domain, CQ, AV, memory registration, the address
- *              exchange, the progress thread; finalize
+ *   ofi.c      set-up: loading libfabric, fabric, domain, CQ, AV, memory
+ *              registration, the job's secret, the address exchange, the
+ *              progress thread; finalize
+ *   ofi_pick.c the provider, its domain and attributes (write completion
+ *              and order), unfit providers refused, the fence method
  *   ofi_ep.c   contexts: their accounts, the endpoints they share (lanes),
  *              reading the CQ, completion (quiet, per-PE flush, fence)
  *   ofi_rma.c  operations: addresses, put, get, atomics, signals
@@ -246,6 +248,16 @@ void dsm_ofi_peer_failure_grace(void);
 void dsm_ofi_failing(void);
 void dsm_ofi_fail(const char *routine, const char *what, int pe, ssize_t rc)
     DSM_NORETURN;
+
+/* ofi_pick.c: the choices made at init, before anything is opened. */
+/* The provider and domain (SHMEM_OFI_PROVIDER, SHMEM_OFI_DOMAIN,
+ * SHMEM_OFI_COMPLETION): sets dsm_ofi.info, prov, delivery, ordered,
+ * cpu_atomics, dom_why and domain_line, or says why none fits. */
+dsm_status_t dsm_ofi_pick_info(void);
+/* The fence method (SHMEM_OFI_FENCE), after dsm_ofi_pick_info. */
+dsm_status_t dsm_ofi_pick_fence(void);
+/* dsm_ofi.fence in words, for the SHMEM_INFO line. */
+const char *dsm_ofi_fence_text(void);
 
 /* ofi_ep.c */
 /* A bounded wait for network completions (ofi_ep.c, "stalls"). */
