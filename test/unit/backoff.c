@@ -9,6 +9,7 @@
 #include <check.h>
 #include <stdint.h>
 
+#include "check_main.h"
 #include "common/backoff.h"
 
 static int never(void *arg)
@@ -87,7 +88,7 @@ START_TEST(block_hook_replaces_the_sleep)
 }
 END_TEST
 
-int main(void)
+static Suite *backoff_suite(void)
 {
     Suite *s = suite_create("backoff");
     TCase *tc = tcase_create("modes");
@@ -96,9 +97,7 @@ int main(void)
     tcase_add_test(tc, spin_mode_never_sleeps);
     tcase_add_test(tc, block_hook_replaces_the_sleep);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }
+
+DSM_CHECK_MAIN(backoff_suite)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "coll/plan.h"
 #include "sdma/sdma.h"
 
@@ -501,7 +502,7 @@ START_TEST(names)
 }
 END_TEST
 
-int main(void)
+static Suite *coll_plan_suite(void)
 {
     Suite *s = suite_create("coll_plan");
     TCase *tc = tcase_create("coll_plan");
@@ -519,9 +520,7 @@ int main(void)
     tcase_add_test(tc, oversubscribed);
     tcase_add_test(tc, names);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+DSM_CHECK_MAIN(coll_plan_suite)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "common/common.h"
 #include "env.h"
 #include "segment.h"
@@ -292,7 +293,7 @@ START_TEST(test_parse_int)
 }
 END_TEST
 
-int main(void)
+static Suite *env_suite(void)
 {
     Suite *s = suite_create("env");
     TCase *tc = tcase_create("env");
@@ -305,9 +306,7 @@ int main(void)
     tcase_add_test(tc, test_sma_fallback);
     tcase_add_test(tc, test_parse_int);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }
+
+DSM_CHECK_MAIN(env_suite)

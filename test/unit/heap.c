@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "heap.h"
 
 #define MB (1u << 20)
@@ -326,7 +327,7 @@ START_TEST(test_random_shadow)
 }
 END_TEST
 
-int main(void)
+static Suite *heap_suite(void)
 {
     Suite *s = suite_create("heap");
     TCase *tc = tcase_create("alloc");
@@ -340,9 +341,7 @@ int main(void)
     tcase_add_test(tc, test_random_shadow);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }
+
+DSM_CHECK_MAIN(heap_suite)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "net/auth.h"
 
 START_TEST(siphash_vectors)
@@ -80,7 +81,7 @@ START_TEST(msg_keys)
 }
 END_TEST
 
-int main(void)
+static Suite *net_auth_suite(void)
 {
     Suite *su = suite_create("net_auth");
     TCase *tc = tcase_create("net_auth");
@@ -89,9 +90,7 @@ int main(void)
     tcase_add_test(tc, mr_keys);
     tcase_add_test(tc, msg_keys);
     suite_add_tcase(su, tc);
-    SRunner *r = srunner_create(su);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? 1 : 0;
+    return su;
 }
+
+DSM_CHECK_MAIN(net_auth_suite)

@@ -9,6 +9,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "net/domain.h"
 
 static int offered;          /* PCI functions the last pick_pci saw */
@@ -123,7 +124,7 @@ START_TEST(first_otherwise)
 }
 END_TEST
 
-int main(void)
+static Suite *net_domain_suite(void)
 {
     Suite *s = suite_create("net_domain");
     TCase *tc = tcase_create("net_domain");
@@ -133,9 +134,7 @@ int main(void)
     tcase_add_test(tc, by_pci);
     tcase_add_test(tc, first_otherwise);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+DSM_CHECK_MAIN(net_domain_suite)

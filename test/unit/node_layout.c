@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "boot/node_layout.h"
 
 static char err[320];
@@ -207,7 +208,7 @@ START_TEST(parse_ranks)
 }
 END_TEST
 
-int main(void)
+static Suite *node_layout_suite(void)
 {
     Suite *s = suite_create("node_layout");
     TCase *tc = tcase_create("node_layout");
@@ -218,9 +219,7 @@ int main(void)
     tcase_add_test(tc, contradictions);
     tcase_add_test(tc, parse_ranks);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+DSM_CHECK_MAIN(node_layout_suite)

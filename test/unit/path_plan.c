@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "path.h"
 
 #define NPES 4
@@ -182,7 +183,7 @@ START_TEST(team_caps)
 }
 END_TEST
 
-int main(void)
+static Suite *path_plan_suite(void)
 {
     Suite *s = suite_create("path_plan");
     TCase *tc = tcase_create("path_plan");
@@ -192,9 +193,7 @@ int main(void)
     tcase_add_test(tc, device_memory);
     tcase_add_test(tc, team_caps);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+DSM_CHECK_MAIN(path_plan_suite)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "sdma/backend.h"
 #if DSM_BUILD_CUDA
 #include "sdma/cuda/cuda_int.h"
@@ -492,7 +493,7 @@ START_TEST(test_engine_async)
 }
 END_TEST
 
-int main(void)
+static Suite *sdma_suite(void)
 {
     Suite *s = suite_create("sdma");
     TCase *tc = tcase_create("cpu");
@@ -514,9 +515,7 @@ int main(void)
     tcase_add_test(tc, test_engine_async);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }
+
+DSM_CHECK_MAIN(sdma_suite)

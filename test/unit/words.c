@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "common/words.h"
 
 START_TEST(zeroed_aligned)
@@ -102,7 +103,7 @@ START_TEST(threads)
 }
 END_TEST
 
-int main(void)
+static Suite *words_suite(void)
 {
     Suite *s = suite_create("words");
     TCase *tc = tcase_create("words");
@@ -113,9 +114,7 @@ int main(void)
      * threads case ran past it under load); 60 s only catches a hang. */
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+DSM_CHECK_MAIN(words_suite)

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "rt.h"
 
 /* What init.c would define. */
@@ -197,7 +198,7 @@ START_TEST(test_messages)
 }
 END_TEST
 
-int main(void)
+static Suite *xlate_suite(void)
 {
     Suite *s = suite_create("xlate");
     TCase *tc = tcase_create("xlate");
@@ -211,11 +212,8 @@ int main(void)
     tcase_add_exit_test(tc, test_negative_pe, 1);
     tcase_add_test(tc, test_messages);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    /* Exit tests need fork mode, whatever CK_FORK says. */
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }
+
+/* Exit tests need fork mode, whatever CK_FORK says. */
+DSM_CHECK_MAIN_FORK(xlate_suite)
