@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../unit/check_main.h"
 #include "sdma/backend.h"
 #include "sdma/hsa/hsa_int.h"
 #include <shmemx_sdma_pkt.h>
@@ -714,21 +715,8 @@ START_TEST(test_backend_overlapping_locks)
 }
 END_TEST
 
-int main(void)
+static Suite *hsa_suite(void)
 {
-    const char *env = getenv("HSA_MODEL_LIB");
-    const char *top = getenv("top_builddir");
-    int failed;
-
-    if (env)
-        snprintf(model_path, sizeof(model_path), "%s", env);
-    else
-        snprintf(model_path, sizeof(model_path),
-                 "%s/test/hsa/.libs/libhsamodel.so", top ? top : ".");
-    if (access(model_path, R_OK)) {
-        fprintf(stderr, "SKIP: engine model %s not built\n", model_path);
-        return 77;
-    }
     Suite *su = suite_create("hsa");
     TCase *tc = tcase_create("packets");
     tcase_add_test(tc, test_copy_linear);
@@ -750,12 +738,25 @@ int main(void)
     tcase_add_test(tc, test_backend_chain);
     tcase_add_test(tc, test_backend_overlapping_locks);
     suite_add_tcase(su, tc);
+    return su;
+}
 
-    SRunner *sr = srunner_create(setup_suite());
-    srunner_add_suite(sr, su);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+int main(void)
+{
+    static const dsm_check_suite_fn suites[] = {setup_suite, hsa_suite};
+    const char *env = getenv("HSA_MODEL_LIB");
+    const char *top = getenv("top_builddir");
+
+    if (env)
+        snprintf(model_path, sizeof(model_path), "%s", env);
+    else
+        snprintf(model_path, sizeof(model_path),
+                 "%s/test/hsa/.libs/libhsamodel.so", top ? top : ".");
+    if (access(model_path, R_OK)) {
+        fprintf(stderr, "SKIP: engine model %s not built\n", model_path);
+        return 77;
+    }
+    /* One process: the model that setup_suite's test loads serves the
+     * tests after it. */
+    return dsm_check_run(suites, DSM_ARRAY_SIZE(suites), CK_NOFORK);
 }

@@ -9,7 +9,8 @@
  * any test failed or erred (automake's test driver reads that), else
  * EXIT_SUCCESS. Tests run forked or not as CK_FORK says (Check's default:
  * forked); DSM_CHECK_MAIN_FORK always forks, which exit tests
- * (tcase_add_exit_test) need.
+ * (tcase_add_exit_test) need. A main() with more to do first (test/hsa/pkt
+ * skips without its engine model) ends with dsm_check_run itself.
  */
 #ifndef DSM_TEST_CHECK_MAIN_H
 #define DSM_TEST_CHECK_MAIN_H
