@@ -165,7 +165,9 @@ static void build_queue(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
     if (p->dsync)
         build_queue_dev(p, qi, nq, b, trig, gate);
     else
-        dsm_chain_build_gated(p, qi, nq, b, trig, gate);
+        dsm_chain_build_gated(
+            p, qi, nq, b, trig, gate,
+            dsm_chain_pend(DSM_MAX(dsm_chain_variant(p)->nitems(p), 1)));
 }
 
 /* ------------------------------------------------------------ waiting */

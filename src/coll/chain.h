@@ -112,6 +112,26 @@ typedef struct dsm_plan {
  * 17.1; HOST keeps its number, which SHMEM_DEBUG lines print.) */
 enum { DSM_DSYNC_OFF = 0, DSM_DSYNC_DEV = 1, DSM_DSYNC_HOST = 3 };
 
+/* The plan of a blocking fcollect on t (emit.c): member m's block (src,
+ * nbytes) to dest + my index * nbytes of every member (as
+ * t->coll->peer_dst names it), local bytes of it to my own dest (0: in
+ * place), this call's signal values; peers: storage for size - 1 parts. */
+void dsm_plan_fcollect(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
+                       const char *routine, char *dest, const char *src,
+                       size_t nbytes, size_t local, dsm_part_t *peers);
+/* An alltoall(s)'s blocks: count runs of len bytes, sstr/dstr apart; one
+ * block spans sblk bytes of source and dblk of dest, dlast of which are
+ * written (the last run's end, strided). */
+typedef struct dsm_a2a_shape {
+    size_t len, count;
+    ptrdiff_t dstr, sstr;
+    size_t dblk, sblk, dlast;
+} dsm_a2a_shape_t;
+/* The plan of a blocking alltoall(s) on t (emit.c): block m of source to
+ * member m's dest at my index, mine to my own (swap: ldst, my slot m). */
+void dsm_plan_alltoall(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
+                       const char *routine, char *dest, const char *src,
+                       const dsm_a2a_shape_t *s, dsm_part_t *peers);
 /* Per-call plan storage of the calling thread, grown to np peers. */
 dsm_part_t *dsm_plan_peers(int np);
 /* Take this call's two signals per ordered pair from the team's counters:
@@ -207,16 +227,15 @@ static inline int dsm_part_arrived(const dsm_plan_t *p, const dsm_part_t *x)
 static inline void dsm_chain_signal(dsm_team_t *t, int m, uint64_t v,
                                     int engines)
 {
-    if (!dsm_coll_pe_mapped(dsm_team_pe(t, m))) {
+    const dsm_team_peer_t *d = &t->peer[m];
+    if (!d->dma) {
         dsm_team_path_signal(t, DSM_CHAN_DMA, m, v);
         return;
     }
-    dsm_ctrl_t *pc = dsm_rt.peer_ctrl[dsm_team_pe(t, m)];
-    __atomic_store_n(dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(d->dma, v, __ATOMIC_RELEASE);
     if (engines)
-        dsm_wake_notify(&pc->wake);
-    dsm_wake_notify(&pc->wake_app);
+        dsm_wake_notify(d->wake);
+    dsm_wake_notify(d->wake_app);
 }
 
 /* count elements of len bytes, dstr and sstr bytes apart, by the CPU:

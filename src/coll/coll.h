@@ -76,6 +76,16 @@ typedef struct dsm_coll_ops {
 /* The operations for a team whose members' paths have caps in common. */
 const dsm_coll_ops_t *dsm_coll_ops_for(unsigned caps);
 
+/* Where this PE's signals to one member land, found once at team set-up
+ * (team.c): the member's words for us on each channel, as mapped here,
+ * and its wake words; cpu and dma are NULL for a member only the network
+ * reaches (dsm_team_path_signal names its word by our own address). */
+typedef struct dsm_team_peer {
+    uint64_t *cpu, *dma;
+    dsm_wake_t *wake;     /* its engines (a chain may WAIT on the word) */
+    dsm_wake_t *wake_app; /* its application threads */
+} dsm_team_peer_t;
+
 struct dsm_team {
     int size;      /* members */
     int my_idx;    /* this PE's index in the team, -1 if not a member */
@@ -102,6 +112,7 @@ struct dsm_team {
     struct dsm_team *next; /* active-set cache */
     unsigned caps;       /* AND of the members' path caps (runtime/path.h) */
     const dsm_coll_ops_t *coll; /* dsm_coll_ops_for(caps), at set-up */
+    dsm_team_peer_t *peer; /* [size] signal targets, at set-up */
     /* The collective call in progress (agree.c): its number on this team
      * and the digest its synchronisation words carry. Under t->lock. */
     uint64_t ncall;
@@ -162,8 +173,17 @@ static inline uint64_t *dsm_team_my_sig(dsm_team_t *t, int chan, int m)
 }
 
 /* Address, in this process, of member m's signal word that receives our
- * signals on channel chan. */
-uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m);
+ * signals on channel chan (a member the network reaches has none: the
+ * job fails naming it). */
+void dsm_team_unreachable(const dsm_team_t *t, int m) DSM_NORETURN;
+static inline uint64_t *dsm_team_peer_sig(const dsm_team_t *t, int chan,
+                                          int m)
+{
+    uint64_t *w = chan == DSM_CHAN_DMA ? t->peer[m].dma : t->peer[m].cpu;
+    if (DSM_UNLIKELY(!w))
+        dsm_team_unreachable(t, m);
+    return w;
+}
 
 /* ---- argument agreement (agree.c, issue #27) ----
  * dsm_coll_call(t, c) starts collective call c on t (under t->lock,

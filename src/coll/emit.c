@@ -11,8 +11,78 @@
  * Items: pcpy and b2b one per peer, bcast one per pair of destination
  * slots (slot 0 is the local part when there is one), swap one per peer
  * whose pair this PE swaps (the lower member of each pair).
+ *
+ * The plans of the blocking AllGather and AlltoAll (which block goes
+ * where, and the call's signal values) are built here too, so that
+ * test/unit/coll_emit checks a call's plan and commands without a job:
+ * what this file reads of a team is its members, its counters, its
+ * signal targets (t->peer, found at set-up) and t->coll->peer_dst.
  */
 #include "coll/chain_int.h"
+
+/* ------------------------------------------------------------ plans */
+
+void dsm_plan_fcollect(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
+                       const char *routine, char *dest, const char *src,
+                       size_t nbytes, size_t local, dsm_part_t *peers)
+{
+    const int n = t->size, me = t->my_idx;
+    char *mine = dest + (size_t)me * nbytes;
+
+    *p = (dsm_plan_t){
+        .t = t,
+        .kind = DSM_COLL_AG,
+        .algo = algo,
+        .routine = routine,
+        .dig = t->dig,
+        .local = {.m = me, .src = src, .dst = mine, .count = 1, .len = local},
+        .np = n - 1,
+        .peer = peers,
+    };
+    for (int i = 0; i < n - 1; i++) {
+        dsm_part_t *x = &peers[i];
+        const int m = (me + 1 + i) % n;
+        *x = (dsm_part_t){.m = m, .src = src, .len = nbytes, .count = 1};
+        x->dst = t->coll->peer_dst(routine, t, m, mine, nbytes, &x->by_path);
+    }
+    dsm_plan_sigvals(p);
+}
+
+void dsm_plan_alltoall(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
+                       const char *routine, char *dest, const char *src,
+                       const dsm_a2a_shape_t *s, dsm_part_t *peers)
+{
+    const int n = t->size, me = t->my_idx;
+    char *mine = dest + (size_t)me * s->dblk;
+
+    *p = (dsm_plan_t){
+        .t = t,
+        .kind = DSM_COLL_A2A,
+        .algo = algo,
+        .routine = routine,
+        .dig = t->dig,
+        .local = {.m = me, .src = src + (size_t)me * s->sblk, .dst = mine,
+                  .len = s->len, .count = s->count, .sstr = s->sstr,
+                  .dstr = s->dstr},
+        .np = n - 1,
+        .peer = peers,
+    };
+    for (int i = 0; i < n - 1; i++) {
+        dsm_part_t *x = &peers[i];
+        const int m = (me + 1 + i) % n;
+        *x = (dsm_part_t){
+            .m = m,
+            .src = src + (size_t)m * s->sblk,
+            .len = s->len,
+            .count = s->count,
+            .sstr = s->sstr,
+            .dstr = s->dstr,
+            .ldst = dest + (size_t)m * s->dblk,
+        };
+        x->dst = t->coll->peer_dst(routine, t, m, mine, s->dlast, &x->by_path);
+    }
+    dsm_plan_sigvals(p);
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -228,11 +298,10 @@ const dsm_chain_variant_t *const dsm_chain_variants[DSM_ALGO_LAST] = {
 };
 
 void dsm_chain_build_gated(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
-                           uint64_t *trig, uint64_t gate)
+                           uint64_t *trig, uint64_t gate, unsigned char *pend)
 {
     const dsm_chain_variant_t *v = dsm_chain_variant(p);
     const int n = v->nitems(p);
-    unsigned char *pend = dsm_chain_pend(DSM_MAX(n, 1));
 
     memset(pend, 1, (size_t)DSM_MAX(n, 1));
     cb_wait(b, trig, gate);

@@ -83,29 +83,8 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
         pthread_mutex_unlock(&t->lock);
         return;
     }
-    p = (dsm_plan_t){
-        .t = t,
-        .kind = DSM_COLL_AG,
-        .algo = algo,
-        .routine = fc_routine,
-        .dig = t->dig,
-        .local = {.m = me, .src = src, .dst = mine, .count = 1,
-                  .len = local},
-        .np = n - 1,
-        .peer = dsm_plan_peers(n - 1),
-    };
-    for (int i = 0; i < n - 1; i++) {
-        int m = (me + 1 + i) % n;
-        p.peer[i] = (dsm_part_t){
-            .m = m,
-            .src = src,
-            .len = nbytes,
-            .count = 1,
-        };
-        p.peer[i].dst = t->coll->peer_dst(fc_routine, t, m, mine, nbytes,
-                                          &p.peer[i].by_path);
-    }
-    dsm_plan_sigvals(&p);
+    dsm_plan_fcollect(&p, t, algo, fc_routine, dest, src, nbytes, local,
+                      dsm_plan_peers(n - 1));
     dsm_chain_run(&p);
     t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
