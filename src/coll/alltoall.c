@@ -9,7 +9,7 @@
  * dsm_coll_tune.strided_cpu_max bytes (a command costs more than a small
  * element; PERFORMANCE.md; the planner, plan.c).
  */
-#include "coll/chain.h"
+#include "coll/chain_int.h"
 
 #include <string.h>
 
@@ -105,9 +105,10 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
                                    .dblk = dblk, .sblk = sblk,
                                    .dlast = dlast};
     dsm_plan_alltoall(&p, t, algo, routine, dest, src, &shape,
-                      dsm_plan_peers(n - 1));
+                      t->store->peers);
     dsm_chain_run(&p);
-    t->coll->done(); /* src is the caller's again */
+    if (t->coll->done)
+        t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -66,6 +66,9 @@ typedef struct dsm_part {
      * count (part_arrived, chain_run.c). */
     uint64_t base_in, x_in;
     int ready_sent; /* ready already sent (collect's size exchange) */
+    /* My word for member m's signals on the DMA channel (its readies and
+     * arrivals come there; dsm_plan_sigvals sets it). */
+    const uint64_t *in;
     int by_path;    /* the peer is not mapped here: dst is the symmetric
                      * address in this process, moved by dsm_path_put */
     /* Device signal words (plan->dsync): the peer's words for my ready
@@ -132,8 +135,6 @@ typedef struct dsm_a2a_shape {
 void dsm_plan_alltoall(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
                        const char *routine, char *dest, const char *src,
                        const dsm_a2a_shape_t *s, dsm_part_t *peers);
-/* Per-call plan storage of the calling thread, grown to np peers. */
-dsm_part_t *dsm_plan_peers(int np);
 /* Take this call's two signals per ordered pair from the team's counters:
  * ready base + 2 dig + 1, arrival base + 2 dig + 2 (coll.h "argument
  * agreement"; persistent plans have dig 0: +1, +2). */
@@ -144,6 +145,7 @@ static inline void dsm_plan_sigvals(dsm_plan_t *p)
         dsm_part_t *x = &p->peer[i];
         int k = dsm_team_sig_idx(p->t, DSM_CHAN_DMA, x->m);
         uint64_t *s = &p->t->sent[k], *r = &p->t->recv[k];
+        x->in = &p->t->sig[k];
         x->rv_out = *s + x2 + 1;
         x->av_out = *s = *s + x2 + 2;
         x->base_in = *r;
@@ -212,7 +214,7 @@ static inline uint64_t *dsm_chain_in(dsm_team_t *t, int m)
  * PE's fails the job (the member makes another call). */
 static inline int dsm_part_arrived(const dsm_plan_t *p, const dsm_part_t *x)
 {
-    uint64_t v = __atomic_load_n(dsm_chain_in(p->t, x->m), __ATOMIC_ACQUIRE);
+    uint64_t v = __atomic_load_n(x->in, __ATOMIC_ACQUIRE);
     if (v <= x->base_in)
         return 0;
     if (DSM_UNLIKELY((v - x->base_in - 1) >> 1 != x->x_in))

@@ -19,9 +19,19 @@ typedef struct cmdbuf {
 } cmdbuf_t;
 
 /* The calling thread's command list, and its n item flags (grown to n;
- * both kept between calls, freed at thread exit or dsm_chain_fini). */
+ * both kept between calls, freed at thread exit or dsm_chain_fini):
+ * persistent requests'. */
 cmdbuf_t *dsm_chain_cb(void);
 unsigned char *dsm_chain_pend(int n);
+
+/* A team's blocking runs' storage (t->store, under t->lock): the plan's
+ * parts, the item flags (an item per peer at most) and the command
+ * list, kept from one call to the next. */
+struct dsm_chain_store {
+    dsm_part_t *peers; /* [size - 1] */
+    unsigned char *pend; /* [size] */
+    cmdbuf_t cb;
+};
 
 static inline void cb_push(cmdbuf_t *b, const dsm_cmd_t *c)
 {
@@ -103,11 +113,6 @@ typedef struct dsm_chain_variant {
 
 /* Indexed by dsm_algo_t; NULL for what is not a chain (direct, eager). */
 extern const dsm_chain_variant_t *const dsm_chain_variants[DSM_ALGO_LAST];
-
-static inline const dsm_chain_variant_t *dsm_chain_variant(const dsm_plan_t *p)
-{
-    return dsm_chain_variants[p->algo];
-}
 
 /* Queue qi's gated chain of one instance into b (persistent requests,
  * on their own queues): WAIT(*trig >= gate), the readies, the head, then

@@ -116,7 +116,7 @@ static void run_direct(dsm_plan_t *p)
                 if (moved || left > 1)
                     continue;
                 /* Only this peer is left: wait for anything from it. */
-                dsm_coll_wait_ge(t, dsm_chain_in(t, x->m), x->base_in + 1);
+                dsm_coll_wait_ge(t, x->in, x->base_in + 1);
                 dsm_part_arrived(p, x);
             }
             part_memcpy(t, x);
@@ -238,7 +238,7 @@ void dsm_chain_run(dsm_plan_t *p)
     const int stats = dsm_env.sdma_stats;
     uint64_t t0 = stats ? dsm_now_ns() : 0, tp = 0, posts = 0;
 
-    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+    const dsm_chain_variant_t *v = dsm_chain_variants[p->algo];
 
     /* Ready: my dest may be written from now on. The swap variant sends it
      * from its chain, after the local copies the peer will swap with. */
@@ -252,10 +252,10 @@ void dsm_chain_run(dsm_plan_t *p)
         run_direct(p);
         return;
     }
-    b = dsm_chain_cb();
+    b = &t->store->cb;
     nq = dsm_chain_nqueues(p);
-    n = v->nitems(p);
-    pend = dsm_chain_pend(DSM_MAX(n, 1));
+    n = v->nitems(p); /* at most one per peer: pend holds them */
+    pend = t->store->pend;
     memset(pend, 1, (size_t)DSM_MAX(n, 1));
     for (qi = 0; qi < nq; qi++) {
         q[qi] = chain_queue(qi);

@@ -69,7 +69,8 @@ typedef struct dsm_coll_ops {
     char *(*peer_dst)(const char *routine, struct dsm_team *t, int m,
                       void *sym, size_t len, int *by_path);
     /* After a blocking AllGather/AlltoAll moved its blocks: the caller's
-     * source is its own again (net: the network puts completed). */
+     * source is its own again (net: the network puts completed; NULL
+     * where the blocks are complete when the run ends, shm). */
     void (*done)(void);
 } dsm_coll_ops_t;
 
@@ -113,6 +114,8 @@ struct dsm_team {
     unsigned caps;       /* AND of the members' path caps (runtime/path.h) */
     const dsm_coll_ops_t *coll; /* dsm_coll_ops_for(caps), at set-up */
     dsm_team_peer_t *peer; /* [size] signal targets, at set-up */
+    struct dsm_chain_store *store; /* the blocking runs' plan and command
+                                    * storage (chain.c, under t->lock) */
     /* The collective call in progress (agree.c): its number on this team
      * and the digest its synchronisation words carry. Under t->lock. */
     uint64_t ncall;
@@ -135,6 +138,11 @@ typedef struct dsm_team dsm_team_t;
 #define DSM_TEAM_MAGIC 0x7ea3c0deu
 
 extern dsm_team_t dsm_team_world, dsm_team_shared;
+
+/* A team's storage for its blocking AllGather/AlltoAll runs (chain.c),
+ * made at set-up, freed with the team. */
+void dsm_chain_store_new(dsm_team_t *t);
+void dsm_chain_store_free(dsm_team_t *t);
 
 /* Team set-up at init/finalize (after segments and sdma are up). */
 dsm_status_t dsm_coll_init(void);

@@ -92,13 +92,6 @@ static int part_ready(const dsm_plan_t *p, const dsm_part_t *x)
     return x == &p->local || !x->len || !x->count || dsm_part_arrived(p, x);
 }
 
-/* Queue qi's share of the local copy. */
-static void local_copy(const dsm_plan_t *p, int qi, cmdbuf_t *b)
-{
-    if (qi == 0 && p->local.len)
-        cb_copy(b, &p->local);
-}
-
 /* ------------------------------------------------------------ pcpy, b2b
  * Per peer: COPY my block into its dest, SIGNAL its arrival word. pcpy
  * spreads the peers over one queue each, b2b puts them all on one. */
@@ -120,7 +113,8 @@ static int b2b_nqueues(const dsm_plan_t *p)
 
 static int peer_ready(const dsm_plan_t *p, int i)
 {
-    return part_ready(p, &p->peer[i]);
+    const dsm_part_t *x = &p->peer[i];
+    return !x->len || !x->count || dsm_part_arrived(p, x);
 }
 
 static void peer_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
@@ -129,17 +123,19 @@ static void peer_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
         cb_signal(b, p->t, p->peer[i].m, p->peer[i].rv_out);
 }
 
+/* Queue 0 carries the local copy. */
 static void copy_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
                       unsigned char *pend)
 {
-    local_copy(p, qi, b);
+    if (qi == 0 && p->local.len)
+        cb_copy(b, &p->local);
 }
 
 static void peer_wait(const dsm_plan_t *p, int i, cmdbuf_t *b)
 {
     const dsm_part_t *x = &p->peer[i];
     if (x->len && x->count)
-        cb_wait(b, dsm_chain_in(p->t, x->m), x->rv_in);
+        cb_wait(b, (uint64_t *)x->in, x->rv_in);
 }
 
 static void copy_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
@@ -203,9 +199,9 @@ static void bcast_wait(const dsm_plan_t *p, int i, cmdbuf_t *b)
     const dsm_part_t *x = bcast_slot(p, s);
     const dsm_part_t *y = s + 1 < nd ? bcast_slot(p, s + 1) : NULL;
     if (x != &p->local && x->len)
-        cb_wait(b, dsm_chain_in(p->t, x->m), x->rv_in);
+        cb_wait(b, (uint64_t *)x->in, x->rv_in);
     if (y && y->len)
-        cb_wait(b, dsm_chain_in(p->t, y->m), y->rv_in);
+        cb_wait(b, (uint64_t *)y->in, y->rv_in);
 }
 
 static void bcast_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
@@ -244,7 +240,7 @@ static void noop_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
 static void swap_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
                       unsigned char *pend)
 {
-    local_copy(p, qi, b);
+    copy_head(p, qi, nq, b, pend);
     for (int i = qi; i < p->np; i += nq) {
         const dsm_part_t *x = &p->peer[i];
         dsm_part_t mine = *x;
@@ -300,7 +296,7 @@ const dsm_chain_variant_t *const dsm_chain_variants[DSM_ALGO_LAST] = {
 void dsm_chain_build_gated(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
                            uint64_t *trig, uint64_t gate, unsigned char *pend)
 {
-    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+    const dsm_chain_variant_t *v = dsm_chain_variants[p->algo];
     const int n = v->nitems(p);
 
     memset(pend, 1, (size_t)DSM_MAX(n, 1));

@@ -11,7 +11,7 @@
  * both still only grow, and the receiver decodes c from whichever of the
  * two it reads (parity). No scratch memory and no extra round.
  */
-#include "coll/chain.h"
+#include "coll/chain_int.h"
 
 #include <string.h>
 
@@ -84,9 +84,10 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
         return;
     }
     dsm_plan_fcollect(&p, t, algo, fc_routine, dest, src, nbytes, local,
-                      dsm_plan_peers(n - 1));
+                      t->store->peers);
     dsm_chain_run(&p);
-    t->coll->done(); /* src is the caller's again */
+    if (t->coll->done)
+        t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -119,7 +120,7 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
         .routine = co_routine,
         .mixed = 1, /* the variant follows each member's own count */
         .np = n - 1,
-        .peer = dsm_plan_peers(n - 1),
+        .peer = t->store->peers,
     };
     /* Ready, carrying my count. */
     for (i = 0; i < n - 1; i++) {
@@ -136,7 +137,7 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];
         uint64_t *r = &t->recv[dsm_team_sig_idx(t, DSM_CHAN_DMA, x->m)];
-        const uint64_t *in = dsm_chain_in(t, x->m);
+        const uint64_t *in = x->in = dsm_chain_in(t, x->m);
         dsm_coll_wait_ge(t, in, *r + 1);
         uint64_t d = __atomic_load_n(in, __ATOMIC_ACQUIRE) - *r;
         uint64_t c = (d - 1) / 2; /* ready: 2c + 1, arrival: 2c + 2 */
@@ -163,7 +164,8 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
                         : NULL;
     }
     dsm_chain_run(&p);
-    t->coll->done(); /* src is the caller's again */
+    if (t->coll->done)
+        t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 

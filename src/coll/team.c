@@ -195,6 +195,7 @@ static void team_free(dsm_team_t *t)
     free(t->pes);
     free(t->peer);
     t->peer = NULL;
+    dsm_chain_store_free(t);
     __atomic_store_n(&t->magic, 0, __ATOMIC_RELEASE);
     pthread_mutex_destroy(&t->lock);
     if (t->aset)
@@ -225,16 +226,9 @@ static void team_setup(dsm_team_t *t, int slot)
     t->caps = dsm_path_caps_of(&dsm_paths, t->pes, t->size);
     t->coll = dsm_coll_ops_for(t->caps);
     peers_setup(t);
+    dsm_chain_store_new(t);
     pthread_mutex_init(&t->lock, NULL);
     t->magic = DSM_TEAM_MAGIC;
-}
-
-/* 1 when t is where a team handle can point (user_teams above). */
-static int team_handle_place(const dsm_team_t *t)
-{
-    uintptr_t off = (uintptr_t)t - (uintptr_t)user_teams;
-    return t == &dsm_team_world || t == &dsm_team_shared ||
-           (off < sizeof(user_teams) && off % sizeof(dsm_team_t) == 0);
 }
 
 dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine)
@@ -243,7 +237,12 @@ dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine)
     DSM_CHECK_INIT(routine);
     if (DSM_UNLIKELY(team == SHMEM_TEAM_INVALID))
         dsm_rt_fatal(routine, "invalid team (SHMEM_TEAM_INVALID)");
-    if (DSM_UNLIKELY(!team_handle_place(t)))
+    /* Only where a handle can point: the predefined teams or a slot of
+     * user_teams (above), never read through before that. */
+    const uintptr_t off = (uintptr_t)t - (uintptr_t)user_teams;
+    if (DSM_UNLIKELY(t != &dsm_team_world && t != &dsm_team_shared &&
+                     (off >= sizeof(user_teams) ||
+                      off % sizeof(dsm_team_t) != 0)))
         dsm_rt_fatal(routine, "%p is not a team (not SHMEM_TEAM_WORLD, "
                      "SHMEM_TEAM_SHARED or a team a split returned)",
                      (void *)team);

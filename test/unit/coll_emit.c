@@ -74,11 +74,8 @@ static char *fake_peer_dst(const char *routine, dsm_team_t *t, int m,
     *by_path = m == by_path_member;
     return *by_path ? (char *)sym : pheap[m] + off;
 }
-static void no_done(void)
-{
-}
 static const dsm_coll_ops_t fake_ops = {
-    .name = "test", .mapped = 1, .peer_dst = fake_peer_dst, .done = no_done};
+    .name = "test", .mapped = 1, .peer_dst = fake_peer_dst, .done = NULL};
 
 /* A team of n members, this PE member me; world PEs start + i * stride;
  * sig_world: indexed by world PE (an active set of npes PEs). */
@@ -221,7 +218,7 @@ static unsigned char pend[MAXM];
 static void expect_run_at(int line, const dsm_plan_t *p, int nq,
                           const char *const *want)
 {
-    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+    const dsm_chain_variant_t *v = dsm_chain_variants[p->algo];
     ck_assert_msg(v != NULL, "line %d: %s has no commands", line,
                   dsm_algo_name(p->algo));
     ck_assert_msg(v->nqueues(p) == nq, "line %d: %s: %d queues, want %d",
@@ -328,7 +325,7 @@ START_TEST(plan_fcollect)
         ck_assert_uint_eq(sent[m], 0); /* the CPU channel untouched */
     }
     /* Direct is no chain: the caller copies the parts. */
-    ck_assert_ptr_null(dsm_chain_variant(&p));
+    ck_assert_ptr_null(dsm_chain_variants[p.algo]);
     ck_assert_ptr_null(dsm_chain_variants[DSM_ALGO_EAGER]);
 
     /* Back to back, dig 5: base 4, ready 4 + 11, arrival 4 + 12. */
@@ -543,7 +540,7 @@ START_TEST(ready)
     dsm_team_t *t = make_team(4, 1, 0, 1, 0, 4);
     t->dig = 2; /* ready 5, arrival 6 */
     fcollect(&p, t, DSM_ALGO_PCPY, 8, 0);
-    const dsm_chain_variant_t *v = dsm_chain_variant(&p);
+    const dsm_chain_variant_t *v = dsm_chain_variants[p.algo];
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(v->item_ready(&p, i), 0);
     my_sig[4 + 3] = 5; /* member 3's ready: item 1 */
@@ -553,7 +550,7 @@ START_TEST(ready)
     ck_assert_int_eq(v->item_ready(&p, 2), 1);
     /* bcast: item 0 is (local, member 2), item 1 (3, 0). */
     fcollect(&p, t, DSM_ALGO_BCAST, 8, 0);
-    v = dsm_chain_variant(&p);
+    v = dsm_chain_variants[p.algo];
     my_sig[4 + 3] = 6 + 5;
     ck_assert_int_eq(v->item_ready(&p, 1), 0); /* 0 not yet */
     my_sig[4 + 0] = 6 + 5;
@@ -572,7 +569,7 @@ START_TEST(ready_other_call)
     fcollect(&p, t, DSM_ALGO_PCPY, 8, 0);
     /* The peer's ready carries digest 3 (another call): the job fails. */
     my_sig[2 + 1] = 2 * 3 + 1;
-    dsm_chain_variant(&p)->item_ready(&p, 0);
+    dsm_chain_variants[p.algo]->item_ready(&p, 0);
 }
 END_TEST
 
