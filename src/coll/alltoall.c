@@ -86,13 +86,15 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
                        (size_t)(n - 1) * sblk +
                            (strided ? (nelems - 1) * (size_t)sstr + elem
                                     : sblk));
+    /* Neither buffer in GPU memory: the CPU may move the blocks. */
+    const int host = !dsm_mem_device_heap(dest) && !dsm_mem_device_heap(src);
     check_overlap(routine, dest, src, dblk * (size_t)n, sblk * (size_t)n);
     if (n == 1) {
         dsm_coll_self_copy(dest, src, len, count, dstr, sstr, routine);
         return;
     }
     algo = dsm_coll_pick(t, DSM_COLL_A2A, len * count, strided ? elem : 0,
-                         dsm_coll_host(dest, src), 0, routine);
+                         host, 0, routine);
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
     if (algo == DSM_ALGO_EAGER) {

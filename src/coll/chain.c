@@ -199,8 +199,7 @@ static int all_done(void *v)
     for (; a->next_peer < p->np; a->next_peer++) {
         const dsm_part_t *x = &p->peer[a->next_peer];
         uint64_t want = a->arr ? a->arr[a->next_peer] : x->av_in;
-        if (__atomic_load_n(dsm_chain_in(p->t, x->m), __ATOMIC_ACQUIRE) <
-            want)
+        if (__atomic_load_n(x->in, __ATOMIC_ACQUIRE) < want)
             return 0;
     }
     return 1;
@@ -222,7 +221,7 @@ static void stall_report(const struct wait_arg *a)
         dsm_debug("%s: stalled 10 s: arrival word for team member %d is "
                   "%llu, want %llu (sync %d)",
                   p->routine ? p->routine : "collective", x->m,
-                  (unsigned long long)__atomic_load_n(dsm_chain_in(p->t, x->m),
+                  (unsigned long long)__atomic_load_n(x->in,
                                                       __ATOMIC_ACQUIRE),
                   (unsigned long long)(a->arr ? a->arr[i] : x->av_in),
                   (int)p->dsync);

@@ -143,7 +143,7 @@ static inline void dsm_plan_sigvals(dsm_plan_t *p)
     const uint64_t x2 = 2 * (uint64_t)p->dig;
     for (int i = 0; i < p->np; i++) {
         dsm_part_t *x = &p->peer[i];
-        int k = dsm_team_sig_idx(p->t, DSM_CHAN_DMA, x->m);
+        const int k = p->t->peer[x->m].dk;
         uint64_t *s = &p->t->sent[k], *r = &p->t->recv[k];
         x->in = &p->t->sig[k];
         x->rv_out = *s + x2 + 1;

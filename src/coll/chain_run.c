@@ -197,18 +197,6 @@ void dsm_chain_stats_print(int rank)
             (double)run_stats.ns_arrived / c / 1e3);
 }
 
-/* A small local block in GPU memory waits for a peer's block to post
- * with on queue 0 (one doorbell for both): it cannot make the call end
- * sooner, and on GPUs every post costs driver calls. Big ones leave at
- * entry and overlap the wait for the readies; in host memory the caller
- * copies its local block itself while it waits (cpu backend). */
-static int local_merges(const dsm_plan_t *p, const dsm_chain_variant_t *v)
-{
-    return !v->ready_in_head && p->local.len &&
-           p->local.len * p->local.count <= dsm_env.coll_local_merge_max &&
-           !dsm_coll_host(p->local.dst, p->local.src);
-}
-
 /* Marks queue qi's pending items that are ready now (pend 2: post them
  * in this round; the readiness is looked at once, so that what the head
  * decides and what is posted agree). 1 when one is ready or none waits. */
@@ -261,7 +249,15 @@ void dsm_chain_run(dsm_plan_t *p)
         q[qi] = chain_queue(qi);
         seq[qi] = 0;
     }
-    merge = local_merges(p, v);
+    /* A small local block in GPU memory waits for a peer's block to post
+     * with on queue 0 (one doorbell for both): it cannot make the call
+     * end sooner, and on GPUs every post costs driver calls. Big ones
+     * leave at entry and overlap the wait for the readies; in host memory
+     * the caller copies its local block itself while it waits (cpu
+     * backend). */
+    merge = !v->ready_in_head && p->local.len &&
+            p->local.len * p->local.count <= dsm_env.coll_local_merge_max &&
+            !dsm_coll_host(p->local.dst, p->local.src);
     struct ready_arg ra = {
         .p = p, .v = v, .q = q, .pend = pend, .nq = nq, .n = n};
     for (;;) {

@@ -82,6 +82,8 @@ const dsm_coll_ops_t *dsm_coll_ops_for(unsigned caps);
  * and its wake words; cpu and dma are NULL for a member only the network
  * reaches (dsm_team_path_signal names its word by our own address). */
 typedef struct dsm_team_peer {
+    int dk; /* dsm_team_sig_idx(t, DSM_CHAN_DMA, m): the pair's DMA words
+             * in sig[], sent[], recv[] */
     uint64_t *cpu, *dma;
     dsm_wake_t *wake;     /* its engines (a chain may WAIT on the word) */
     dsm_wake_t *wake_app; /* its application threads */

@@ -67,15 +67,16 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
      * reaches into the next allocation, which is often source. */
     dsm_rt_check_alloc(fc_routine, "dest", dest, nbytes * (size_t)n);
     dsm_rt_check_alloc(fc_routine, "source", src, nbytes);
+    /* Neither buffer in GPU memory: the CPU may move the blocks. */
+    const int host = !dsm_mem_device_heap(dest) && !dsm_mem_device_heap(src);
     if (n == 1) {
         dsm_coll_self_copy(mine, src, nbytes, 1, 0, 0, fc_routine);
         return;
     }
     const size_t local = local_len(fc_routine, mine, src, nbytes, dest,
                                    nbytes * (size_t)n);
-    const dsm_algo_t algo = dsm_coll_pick(t, DSM_COLL_AG, nbytes, 0,
-                                          dsm_coll_host(dest, src), 0,
-                                          fc_routine);
+    const dsm_algo_t algo =
+        dsm_coll_pick(t, DSM_COLL_AG, nbytes, 0, host, 0, fc_routine);
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
     if (algo == DSM_ALGO_EAGER) {

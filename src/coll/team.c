@@ -87,10 +87,12 @@ static void peers_setup(dsm_team_t *t)
     for (int m = 0; m < t->size; m++) {
         const int pe = t->pes[m];
         dsm_ctrl_t *c = dsm_rt.peer_ctrl[pe];
+        t->peer[m].dk = dsm_team_sig_idx(t, DSM_CHAN_DMA, m);
         if (!c || !dsm_coll_pe_mapped(pe))
             continue;
         uint64_t *w = slot_sig(pe, t->slot) + at;
-        t->peer[m] = (dsm_team_peer_t){.cpu = w,
+        t->peer[m] = (dsm_team_peer_t){.dk = t->peer[m].dk,
+                                       .cpu = w,
                                        .dma = w + t->sig_stride,
                                        .wake = &c->wake,
                                        .wake_app = &c->wake_app};

@@ -104,7 +104,9 @@ static dsm_team_t *make_team(int n, int me, int start, int stride,
     team.peer = peers;
     const int at = sig_world ? pes[me] : me;
     for (int m = 0; m < n; m++)
-        peers[m] = (dsm_team_peer_t){.cpu = &pword[m][at],
+        peers[m] = (dsm_team_peer_t){.dk = dsm_team_sig_idx(&team,
+                                                            DSM_CHAN_DMA, m),
+                                     .cpu = &pword[m][at],
                                      .dma = &pword[m][team.sig_stride + at],
                                      .wake = &wake[m],
                                      .wake_app = &wake_app[m]};
