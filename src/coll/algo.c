@@ -18,6 +18,9 @@
 dsm_coll_tune_t dsm_coll_tune;
 static pthread_once_t tune_once = PTHREAD_ONCE_INIT;
 static const char *tune_error;
+/* The engines' DSM_SDMA_CAP_*, read with the tunables (the planner's
+ * input on every call). */
+static unsigned engine_caps;
 
 static size_t size_or(uint64_t v, size_t def)
 {
@@ -29,7 +32,8 @@ static void tune_read(void)
     dsm_coll_tune_t *t = &dsm_coll_tune;
 
     /* The measured defaults for this node (plan.c), then the environment. */
-    dsm_coll_tune_defaults(t, dsm_sdma_caps(dsm_rt.sdma), dsm_ncores(),
+    engine_caps = dsm_sdma_caps(dsm_rt.sdma);
+    dsm_coll_tune_defaults(t, engine_caps, dsm_ncores(),
                            dsm_rt.boot.node_size);
     if (!dsm_algo_parse(dsm_env.fcollect_algorithm, &t->ag))
         tune_error = "SHMEM_FCOLLECT_ALGORITHM";
@@ -95,7 +99,7 @@ dsm_algo_t dsm_coll_pick(dsm_team_t *t, dsm_coll_kind_t kind, size_t bytes,
         .mapped = t->coll->mapped,
         .chain = (flags & DSM_PICK_CHAIN) != 0,
         .mixed = (flags & DSM_PICK_MIXED) != 0,
-        .engine_caps = dsm_sdma_caps(dsm_rt.sdma),
+        .engine_caps = engine_caps,
         .eager_max = dsm_eager.max,
         .tune = &dsm_coll_tune,
     };
@@ -114,11 +118,7 @@ static char *shm_peer_dst(const char *routine, dsm_team_t *t, int m,
                           void *sym, size_t len, int *by_path)
 {
     *by_path = 0;
-    return dsm_rt_xlate(routine, sym, len, dsm_team_pe(t, m));
-}
-
-static void shm_done(void)
-{
+    return dsm_rt_xlate(routine, sym, len, t->pes[m]);
 }
 
 /* Members on this node are still mapped: only the others go by path. */
@@ -138,7 +138,7 @@ static void net_done(void)
 }
 
 static const dsm_coll_ops_t coll_shm = {
-    .name = "shm", .mapped = 1, .peer_dst = shm_peer_dst, .done = shm_done};
+    .name = "shm", .mapped = 1, .peer_dst = shm_peer_dst, .done = NULL};
 static const dsm_coll_ops_t coll_net = {
     .name = "net", .mapped = 0, .peer_dst = net_peer_dst, .done = net_done};
 

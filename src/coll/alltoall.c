@@ -9,7 +9,7 @@
  * dsm_coll_tune.strided_cpu_max bytes (a command costs more than a small
  * element; PERFORMANCE.md; the planner, plan.c).
  */
-#include "coll/chain.h"
+#include "coll/chain_int.h"
 
 #include <string.h>
 
@@ -62,7 +62,7 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
                     ptrdiff_t sstr, int strided, const char *routine,
                     const dsm_call_t *call)
 {
-    const int n = t->size, me = t->my_idx;
+    const int n = t->size;
     size_t span;
     /* n blocks of nelems elements at the strides must fit a size_t. */
     if (__builtin_mul_overflow(nelems, strided ? (size_t)DSM_MAX(dstr, sstr)
@@ -86,13 +86,15 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
                        (size_t)(n - 1) * sblk +
                            (strided ? (nelems - 1) * (size_t)sstr + elem
                                     : sblk));
+    /* Neither buffer in GPU memory: the CPU may move the blocks. */
+    const int host = !dsm_mem_device_heap(dest) && !dsm_mem_device_heap(src);
     check_overlap(routine, dest, src, dblk * (size_t)n, sblk * (size_t)n);
     if (n == 1) {
         dsm_coll_self_copy(dest, src, len, count, dstr, sstr, routine);
         return;
     }
     algo = dsm_coll_pick(t, DSM_COLL_A2A, len * count, strided ? elem : 0,
-                         dsm_coll_host(dest, src), 0, routine);
+                         host, 0, routine);
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
     if (algo == DSM_ALGO_EAGER) {
@@ -100,37 +102,15 @@ static void a2a_run(dsm_team_t *t, char *dest, const char *src,
         pthread_mutex_unlock(&t->lock);
         return;
     }
-    p = (dsm_plan_t){
-        .t = t,
-        .kind = DSM_COLL_A2A,
-        .algo = algo,
-        .routine = routine,
-        .dig = t->dig,
-        .local = {.m = me, .src = src + (size_t)me * sblk,
-                  .dst = dest + (size_t)me * dblk, .len = len,
-                  .count = count, .sstr = sstr, .dstr = dstr},
-        .np = n - 1,
-        .peer = dsm_plan_peers(n - 1),
-    };
-    for (int i = 0; i < n - 1; i++) {
-        int m = (me + 1 + i) % n, net;
-        char *d = t->coll->peer_dst(routine, t, m, dest + (size_t)me * dblk,
-                                    dlast, &net);
-        p.peer[i] = (dsm_part_t){
-            .by_path = net,
-            .m = m,
-            .src = src + (size_t)m * sblk,
-            .dst = d,
-            .len = len,
-            .count = count,
-            .sstr = sstr,
-            .dstr = dstr,
-            .ldst = dest + (size_t)m * dblk,
-        };
-    }
-    dsm_plan_sigvals(&p);
+    const dsm_a2a_shape_t shape = {.len = len, .count = count,
+                                   .dstr = dstr, .sstr = sstr,
+                                   .dblk = dblk, .sblk = sblk,
+                                   .dlast = dlast};
+    dsm_plan_alltoall(&p, t, algo, routine, dest, src, &shape,
+                      t->store->peers);
     dsm_chain_run(&p);
-    t->coll->done(); /* src is the caller's again */
+    if (t->coll->done)
+        t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 

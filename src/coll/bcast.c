@@ -117,15 +117,15 @@ static void bc_pull(dsm_team_t *t, void *dest, const void *src, size_t n,
 
 static void sig_cmd(dsm_cmd_t *c, dsm_team_t *t, int m)
 {
-    dsm_ctrl_t *pc = dsm_rt.peer_ctrl[t->pes[m]];
+    const dsm_team_peer_t *d = &t->peer[m];
     memset(c, 0, sizeof(*c));
     c->op = DSM_CMD_SIGNAL;
     c->u.sig.word = dsm_team_peer_sig(t, DSM_CHAN_CPU, m);
     c->u.sig.value = ++t->sent[dsm_team_sig_idx(t, DSM_CHAN_CPU, m)]
                          << DSM_DIG_BITS |
                      t->dig;
-    c->wake = &pc->wake;
-    c->wake_app = &pc->wake_app;
+    c->wake = d->wake;
+    c->wake_app = d->wake_app;
 }
 
 static void bc_push(dsm_team_t *t, void *dest, const void *src, size_t n,

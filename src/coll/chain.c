@@ -19,8 +19,6 @@
  * dsm_chain_fini: a program that runs collectives from short-lived threads
  * must not leak one set per thread. */
 typedef struct chain_tls {
-    dsm_part_t *peers;
-    int npeers;
     unsigned char *pend; /* [npend] blocking run: item not posted yet */
     int npend;
     cmdbuf_t cb;
@@ -36,7 +34,6 @@ static void tls_free(void *v)
     chain_tls_t *c = v;
     if (!c)
         return;
-    free(c->peers);
     free(c->pend);
     free(c->cb.c);
     free(c);
@@ -72,17 +69,29 @@ void dsm_chain_fini(void)
     tls = NULL;
 }
 
-dsm_part_t *dsm_plan_peers(int np)
+void dsm_chain_store_new(dsm_team_t *t)
 {
-    chain_tls_t *c = tls_get();
-    if (np > c->npeers) {
-        dsm_part_t *p = realloc(c->peers, (size_t)np * sizeof(*p));
-        if (!p)
-            dsm_rt_fatal("collective", "out of memory for %d peers", np);
-        c->peers = p;
-        c->npeers = np;
+    struct dsm_chain_store *s = calloc(1, sizeof(*s));
+    if (s) {
+        s->peers = calloc((size_t)t->size, sizeof(*s->peers));
+        s->pend = calloc((size_t)t->size, 1);
     }
-    return c->peers;
+    if (!s || !s->peers || !s->pend)
+        dsm_rt_fatal("shmem_team", "out of memory for a team of %d",
+                     t->size);
+    t->store = s;
+}
+
+void dsm_chain_store_free(dsm_team_t *t)
+{
+    struct dsm_chain_store *s = t->store;
+    if (!s)
+        return;
+    free(s->peers);
+    free(s->pend);
+    free(s->cb.c);
+    free(s);
+    t->store = NULL;
 }
 
 unsigned char *dsm_chain_pend(int n)
@@ -107,7 +116,7 @@ cmdbuf_t *dsm_chain_cb(void)
 
 int dsm_chain_nqueues(const dsm_plan_t *p)
 {
-    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+    const dsm_chain_variant_t *v = dsm_chain_variants[p->algo];
     if (!v)
         return 0; /* direct: the caller */
     return DSM_MAX(1, DSM_MIN(v->nqueues(p), DSM_CHAIN_MAXQ));
@@ -165,7 +174,9 @@ static void build_queue(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
     if (p->dsync)
         build_queue_dev(p, qi, nq, b, trig, gate);
     else
-        dsm_chain_build_gated(p, qi, nq, b, trig, gate);
+        dsm_chain_build_gated(
+            p, qi, nq, b, trig, gate,
+            dsm_chain_pend(DSM_MAX(dsm_chain_variants[p->algo]->nitems(p), 1)));
 }
 
 /* ------------------------------------------------------------ waiting */
@@ -188,8 +199,7 @@ static int all_done(void *v)
     for (; a->next_peer < p->np; a->next_peer++) {
         const dsm_part_t *x = &p->peer[a->next_peer];
         uint64_t want = a->arr ? a->arr[a->next_peer] : x->av_in;
-        if (__atomic_load_n(dsm_chain_in(p->t, x->m), __ATOMIC_ACQUIRE) <
-            want)
+        if (__atomic_load_n(x->in, __ATOMIC_ACQUIRE) < want)
             return 0;
     }
     return 1;
@@ -211,7 +221,7 @@ static void stall_report(const struct wait_arg *a)
         dsm_debug("%s: stalled 10 s: arrival word for team member %d is "
                   "%llu, want %llu (sync %d)",
                   p->routine ? p->routine : "collective", x->m,
-                  (unsigned long long)__atomic_load_n(dsm_chain_in(p->t, x->m),
+                  (unsigned long long)__atomic_load_n(x->in,
                                                       __ATOMIC_ACQUIRE),
                   (unsigned long long)(a->arr ? a->arr[i] : x->av_in),
                   (int)p->dsync);

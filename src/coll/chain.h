@@ -66,6 +66,9 @@ typedef struct dsm_part {
      * count (part_arrived, chain_run.c). */
     uint64_t base_in, x_in;
     int ready_sent; /* ready already sent (collect's size exchange) */
+    /* My word for member m's signals on the DMA channel (its readies and
+     * arrivals come there; dsm_plan_sigvals sets it). */
+    const uint64_t *in;
     int by_path;    /* the peer is not mapped here: dst is the symmetric
                      * address in this process, moved by dsm_path_put */
     /* Device signal words (plan->dsync): the peer's words for my ready
@@ -112,8 +115,26 @@ typedef struct dsm_plan {
  * 17.1; HOST keeps its number, which SHMEM_DEBUG lines print.) */
 enum { DSM_DSYNC_OFF = 0, DSM_DSYNC_DEV = 1, DSM_DSYNC_HOST = 3 };
 
-/* Per-call plan storage of the calling thread, grown to np peers. */
-dsm_part_t *dsm_plan_peers(int np);
+/* The plan of a blocking fcollect on t (emit.c): member m's block (src,
+ * nbytes) to dest + my index * nbytes of every member (as
+ * t->coll->peer_dst names it), local bytes of it to my own dest (0: in
+ * place), this call's signal values; peers: storage for size - 1 parts. */
+void dsm_plan_fcollect(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
+                       const char *routine, char *dest, const char *src,
+                       size_t nbytes, size_t local, dsm_part_t *peers);
+/* An alltoall(s)'s blocks: count runs of len bytes, sstr/dstr apart; one
+ * block spans sblk bytes of source and dblk of dest, dlast of which are
+ * written (the last run's end, strided). */
+typedef struct dsm_a2a_shape {
+    size_t len, count;
+    ptrdiff_t dstr, sstr;
+    size_t dblk, sblk, dlast;
+} dsm_a2a_shape_t;
+/* The plan of a blocking alltoall(s) on t (emit.c): block m of source to
+ * member m's dest at my index, mine to my own (swap: ldst, my slot m). */
+void dsm_plan_alltoall(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
+                       const char *routine, char *dest, const char *src,
+                       const dsm_a2a_shape_t *s, dsm_part_t *peers);
 /* Take this call's two signals per ordered pair from the team's counters:
  * ready base + 2 dig + 1, arrival base + 2 dig + 2 (coll.h "argument
  * agreement"; persistent plans have dig 0: +1, +2). */
@@ -122,8 +143,9 @@ static inline void dsm_plan_sigvals(dsm_plan_t *p)
     const uint64_t x2 = 2 * (uint64_t)p->dig;
     for (int i = 0; i < p->np; i++) {
         dsm_part_t *x = &p->peer[i];
-        int k = dsm_team_sig_idx(p->t, DSM_CHAN_DMA, x->m);
+        const int k = p->t->peer[x->m].dk;
         uint64_t *s = &p->t->sent[k], *r = &p->t->recv[k];
+        x->in = &p->t->sig[k];
         x->rv_out = *s + x2 + 1;
         x->av_out = *s = *s + x2 + 2;
         x->base_in = *r;
@@ -192,7 +214,7 @@ static inline uint64_t *dsm_chain_in(dsm_team_t *t, int m)
  * PE's fails the job (the member makes another call). */
 static inline int dsm_part_arrived(const dsm_plan_t *p, const dsm_part_t *x)
 {
-    uint64_t v = __atomic_load_n(dsm_chain_in(p->t, x->m), __ATOMIC_ACQUIRE);
+    uint64_t v = __atomic_load_n(x->in, __ATOMIC_ACQUIRE);
     if (v <= x->base_in)
         return 0;
     if (DSM_UNLIKELY((v - x->base_in - 1) >> 1 != x->x_in))
@@ -207,16 +229,15 @@ static inline int dsm_part_arrived(const dsm_plan_t *p, const dsm_part_t *x)
 static inline void dsm_chain_signal(dsm_team_t *t, int m, uint64_t v,
                                     int engines)
 {
-    if (!dsm_coll_pe_mapped(dsm_team_pe(t, m))) {
+    const dsm_team_peer_t *d = &t->peer[m];
+    if (!d->dma) {
         dsm_team_path_signal(t, DSM_CHAN_DMA, m, v);
         return;
     }
-    dsm_ctrl_t *pc = dsm_rt.peer_ctrl[dsm_team_pe(t, m)];
-    __atomic_store_n(dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(d->dma, v, __ATOMIC_RELEASE);
     if (engines)
-        dsm_wake_notify(&pc->wake);
-    dsm_wake_notify(&pc->wake_app);
+        dsm_wake_notify(d->wake);
+    dsm_wake_notify(d->wake_app);
 }
 
 /* count elements of len bytes, dstr and sstr bytes apart, by the CPU:

@@ -19,9 +19,19 @@ typedef struct cmdbuf {
 } cmdbuf_t;
 
 /* The calling thread's command list, and its n item flags (grown to n;
- * both kept between calls, freed at thread exit or dsm_chain_fini). */
+ * both kept between calls, freed at thread exit or dsm_chain_fini):
+ * persistent requests'. */
 cmdbuf_t *dsm_chain_cb(void);
 unsigned char *dsm_chain_pend(int n);
+
+/* A team's blocking runs' storage (t->store, under t->lock): the plan's
+ * parts, the item flags (an item per peer at most) and the command
+ * list, kept from one call to the next. */
+struct dsm_chain_store {
+    dsm_part_t *peers; /* [size - 1] */
+    unsigned char *pend; /* [size] */
+    cmdbuf_t cb;
+};
 
 static inline void cb_push(cmdbuf_t *b, const dsm_cmd_t *c)
 {
@@ -44,14 +54,15 @@ static inline void cb_wait(cmdbuf_t *b, uint64_t *word, uint64_t v)
 
 /* SIGNAL into member m's word: wakes its engines (a chain may be parked on
  * the word) and its application threads (a waiter may sleep on it). */
-static inline void cb_signal(cmdbuf_t *b, dsm_team_t *t, int m, uint64_t v)
+static inline void cb_signal(cmdbuf_t *b, const dsm_team_t *t, int m,
+                             uint64_t v)
 {
-    int pe = dsm_team_pe(t, m);
+    const dsm_team_peer_t *d = &t->peer[m]; /* a chain's team is mapped */
     dsm_cmd_t c = {
         .op = DSM_CMD_SIGNAL,
-        .u.sig = {dsm_team_peer_sig(t, DSM_CHAN_DMA, m), v},
-        .wake = &dsm_rt.peer_ctrl[pe]->wake,
-        .wake_app = &dsm_rt.peer_ctrl[pe]->wake_app,
+        .u.sig = {d->dma, v},
+        .wake = d->wake,
+        .wake_app = d->wake_app,
     };
     cb_push(b, &c);
 }
@@ -103,16 +114,12 @@ typedef struct dsm_chain_variant {
 /* Indexed by dsm_algo_t; NULL for what is not a chain (direct, eager). */
 extern const dsm_chain_variant_t *const dsm_chain_variants[DSM_ALGO_LAST];
 
-static inline const dsm_chain_variant_t *dsm_chain_variant(const dsm_plan_t *p)
-{
-    return dsm_chain_variants[p->algo];
-}
-
 /* Queue qi's gated chain of one instance into b (persistent requests,
  * on their own queues): WAIT(*trig >= gate), the readies, the head, then
- * per item the WAITs for its readies and its commands. */
+ * per item the WAITs for its readies and its commands. pend: the
+ * caller's scratch of max(nitems, 1) flags. */
 void dsm_chain_build_gated(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
-                           uint64_t *trig, uint64_t gate);
+                           uint64_t *trig, uint64_t gate, unsigned char *pend);
 
 /* Waiting for a run or an instance: its queues' completion, then the
  * peers' arrivals (unless the chains waited for them themselves). */

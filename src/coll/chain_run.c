@@ -116,7 +116,7 @@ static void run_direct(dsm_plan_t *p)
                 if (moved || left > 1)
                     continue;
                 /* Only this peer is left: wait for anything from it. */
-                dsm_coll_wait_ge(t, dsm_chain_in(t, x->m), x->base_in + 1);
+                dsm_coll_wait_ge(t, x->in, x->base_in + 1);
                 dsm_part_arrived(p, x);
             }
             part_memcpy(t, x);
@@ -197,18 +197,6 @@ void dsm_chain_stats_print(int rank)
             (double)run_stats.ns_arrived / c / 1e3);
 }
 
-/* A small local block in GPU memory waits for a peer's block to post
- * with on queue 0 (one doorbell for both): it cannot make the call end
- * sooner, and on GPUs every post costs driver calls. Big ones leave at
- * entry and overlap the wait for the readies; in host memory the caller
- * copies its local block itself while it waits (cpu backend). */
-static int local_merges(const dsm_plan_t *p, const dsm_chain_variant_t *v)
-{
-    return !v->ready_in_head && p->local.len &&
-           p->local.len * p->local.count <= dsm_env.coll_local_merge_max &&
-           !dsm_coll_host(p->local.dst, p->local.src);
-}
-
 /* Marks queue qi's pending items that are ready now (pend 2: post them
  * in this round; the readiness is looked at once, so that what the head
  * decides and what is posted agree). 1 when one is ready or none waits. */
@@ -238,7 +226,7 @@ void dsm_chain_run(dsm_plan_t *p)
     const int stats = dsm_env.sdma_stats;
     uint64_t t0 = stats ? dsm_now_ns() : 0, tp = 0, posts = 0;
 
-    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+    const dsm_chain_variant_t *v = dsm_chain_variants[p->algo];
 
     /* Ready: my dest may be written from now on. The swap variant sends it
      * from its chain, after the local copies the peer will swap with. */
@@ -252,16 +240,24 @@ void dsm_chain_run(dsm_plan_t *p)
         run_direct(p);
         return;
     }
-    b = dsm_chain_cb();
+    b = &t->store->cb;
     nq = dsm_chain_nqueues(p);
-    n = v->nitems(p);
-    pend = dsm_chain_pend(DSM_MAX(n, 1));
+    n = v->nitems(p); /* at most one per peer: pend holds them */
+    pend = t->store->pend;
     memset(pend, 1, (size_t)DSM_MAX(n, 1));
     for (qi = 0; qi < nq; qi++) {
         q[qi] = chain_queue(qi);
         seq[qi] = 0;
     }
-    merge = local_merges(p, v);
+    /* A small local block in GPU memory waits for a peer's block to post
+     * with on queue 0 (one doorbell for both): it cannot make the call
+     * end sooner, and on GPUs every post costs driver calls. Big ones
+     * leave at entry and overlap the wait for the readies; in host memory
+     * the caller copies its local block itself while it waits (cpu
+     * backend). */
+    merge = !v->ready_in_head && p->local.len &&
+            p->local.len * p->local.count <= dsm_env.coll_local_merge_max &&
+            !dsm_coll_host(p->local.dst, p->local.src);
     struct ready_arg ra = {
         .p = p, .v = v, .q = q, .pend = pend, .nq = nq, .n = n};
     for (;;) {

@@ -69,12 +69,25 @@ typedef struct dsm_coll_ops {
     char *(*peer_dst)(const char *routine, struct dsm_team *t, int m,
                       void *sym, size_t len, int *by_path);
     /* After a blocking AllGather/AlltoAll moved its blocks: the caller's
-     * source is its own again (net: the network puts completed). */
+     * source is its own again (net: the network puts completed; NULL
+     * where the blocks are complete when the run ends, shm). */
     void (*done)(void);
 } dsm_coll_ops_t;
 
 /* The operations for a team whose members' paths have caps in common. */
 const dsm_coll_ops_t *dsm_coll_ops_for(unsigned caps);
+
+/* Where this PE's signals to one member land, found once at team set-up
+ * (team.c): the member's words for us on each channel, as mapped here,
+ * and its wake words; cpu and dma are NULL for a member only the network
+ * reaches (dsm_team_path_signal names its word by our own address). */
+typedef struct dsm_team_peer {
+    int dk; /* dsm_team_sig_idx(t, DSM_CHAN_DMA, m): the pair's DMA words
+             * in sig[], sent[], recv[] */
+    uint64_t *cpu, *dma;
+    dsm_wake_t *wake;     /* its engines (a chain may WAIT on the word) */
+    dsm_wake_t *wake_app; /* its application threads */
+} dsm_team_peer_t;
 
 struct dsm_team {
     int size;      /* members */
@@ -102,6 +115,9 @@ struct dsm_team {
     struct dsm_team *next; /* active-set cache */
     unsigned caps;       /* AND of the members' path caps (runtime/path.h) */
     const dsm_coll_ops_t *coll; /* dsm_coll_ops_for(caps), at set-up */
+    dsm_team_peer_t *peer; /* [size] signal targets, at set-up */
+    struct dsm_chain_store *store; /* the blocking runs' plan and command
+                                    * storage (chain.c, under t->lock) */
     /* The collective call in progress (agree.c): its number on this team
      * and the digest its synchronisation words carry. Under t->lock. */
     uint64_t ncall;
@@ -124,6 +140,11 @@ typedef struct dsm_team dsm_team_t;
 #define DSM_TEAM_MAGIC 0x7ea3c0deu
 
 extern dsm_team_t dsm_team_world, dsm_team_shared;
+
+/* A team's storage for its blocking AllGather/AlltoAll runs (chain.c),
+ * made at set-up, freed with the team. */
+void dsm_chain_store_new(dsm_team_t *t);
+void dsm_chain_store_free(dsm_team_t *t);
 
 /* Team set-up at init/finalize (after segments and sdma are up). */
 dsm_status_t dsm_coll_init(void);
@@ -162,8 +183,17 @@ static inline uint64_t *dsm_team_my_sig(dsm_team_t *t, int chan, int m)
 }
 
 /* Address, in this process, of member m's signal word that receives our
- * signals on channel chan. */
-uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m);
+ * signals on channel chan (a member the network reaches has none: the
+ * job fails naming it). */
+void dsm_team_unreachable(const dsm_team_t *t, int m) DSM_NORETURN;
+static inline uint64_t *dsm_team_peer_sig(const dsm_team_t *t, int chan,
+                                          int m)
+{
+    uint64_t *w = chan == DSM_CHAN_DMA ? t->peer[m].dma : t->peer[m].cpu;
+    if (DSM_UNLIKELY(!w))
+        dsm_team_unreachable(t, m);
+    return w;
+}
 
 /* ---- argument agreement (agree.c, issue #27) ----
  * dsm_coll_call(t, c) starts collective call c on t (under t->lock,

@@ -11,8 +11,78 @@
  * Items: pcpy and b2b one per peer, bcast one per pair of destination
  * slots (slot 0 is the local part when there is one), swap one per peer
  * whose pair this PE swaps (the lower member of each pair).
+ *
+ * The plans of the blocking AllGather and AlltoAll (which block goes
+ * where, and the call's signal values) are built here too, so that
+ * test/unit/coll_emit checks a call's plan and commands without a job:
+ * what this file reads of a team is its members, its counters, its
+ * signal targets (t->peer, found at set-up) and t->coll->peer_dst.
  */
 #include "coll/chain_int.h"
+
+/* ------------------------------------------------------------ plans */
+
+void dsm_plan_fcollect(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
+                       const char *routine, char *dest, const char *src,
+                       size_t nbytes, size_t local, dsm_part_t *peers)
+{
+    const int n = t->size, me = t->my_idx;
+    char *mine = dest + (size_t)me * nbytes;
+
+    *p = (dsm_plan_t){
+        .t = t,
+        .kind = DSM_COLL_AG,
+        .algo = algo,
+        .routine = routine,
+        .dig = t->dig,
+        .local = {.m = me, .src = src, .dst = mine, .count = 1, .len = local},
+        .np = n - 1,
+        .peer = peers,
+    };
+    for (int i = 0; i < n - 1; i++) {
+        dsm_part_t *x = &peers[i];
+        const int m = (me + 1 + i) % n;
+        *x = (dsm_part_t){.m = m, .src = src, .len = nbytes, .count = 1};
+        x->dst = t->coll->peer_dst(routine, t, m, mine, nbytes, &x->by_path);
+    }
+    dsm_plan_sigvals(p);
+}
+
+void dsm_plan_alltoall(dsm_plan_t *p, dsm_team_t *t, dsm_algo_t algo,
+                       const char *routine, char *dest, const char *src,
+                       const dsm_a2a_shape_t *s, dsm_part_t *peers)
+{
+    const int n = t->size, me = t->my_idx;
+    char *mine = dest + (size_t)me * s->dblk;
+
+    *p = (dsm_plan_t){
+        .t = t,
+        .kind = DSM_COLL_A2A,
+        .algo = algo,
+        .routine = routine,
+        .dig = t->dig,
+        .local = {.m = me, .src = src + (size_t)me * s->sblk, .dst = mine,
+                  .len = s->len, .count = s->count, .sstr = s->sstr,
+                  .dstr = s->dstr},
+        .np = n - 1,
+        .peer = peers,
+    };
+    for (int i = 0; i < n - 1; i++) {
+        dsm_part_t *x = &peers[i];
+        const int m = (me + 1 + i) % n;
+        *x = (dsm_part_t){
+            .m = m,
+            .src = src + (size_t)m * s->sblk,
+            .len = s->len,
+            .count = s->count,
+            .sstr = s->sstr,
+            .dstr = s->dstr,
+            .ldst = dest + (size_t)m * s->dblk,
+        };
+        x->dst = t->coll->peer_dst(routine, t, m, mine, s->dlast, &x->by_path);
+    }
+    dsm_plan_sigvals(p);
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -20,13 +90,6 @@
 static int part_ready(const dsm_plan_t *p, const dsm_part_t *x)
 {
     return x == &p->local || !x->len || !x->count || dsm_part_arrived(p, x);
-}
-
-/* Queue qi's share of the local copy. */
-static void local_copy(const dsm_plan_t *p, int qi, cmdbuf_t *b)
-{
-    if (qi == 0 && p->local.len)
-        cb_copy(b, &p->local);
 }
 
 /* ------------------------------------------------------------ pcpy, b2b
@@ -50,7 +113,8 @@ static int b2b_nqueues(const dsm_plan_t *p)
 
 static int peer_ready(const dsm_plan_t *p, int i)
 {
-    return part_ready(p, &p->peer[i]);
+    const dsm_part_t *x = &p->peer[i];
+    return !x->len || !x->count || dsm_part_arrived(p, x);
 }
 
 static void peer_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
@@ -59,17 +123,19 @@ static void peer_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
         cb_signal(b, p->t, p->peer[i].m, p->peer[i].rv_out);
 }
 
+/* Queue 0 carries the local copy. */
 static void copy_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
                       unsigned char *pend)
 {
-    local_copy(p, qi, b);
+    if (qi == 0 && p->local.len)
+        cb_copy(b, &p->local);
 }
 
 static void peer_wait(const dsm_plan_t *p, int i, cmdbuf_t *b)
 {
     const dsm_part_t *x = &p->peer[i];
     if (x->len && x->count)
-        cb_wait(b, dsm_chain_in(p->t, x->m), x->rv_in);
+        cb_wait(b, (uint64_t *)x->in, x->rv_in);
 }
 
 static void copy_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
@@ -133,9 +199,9 @@ static void bcast_wait(const dsm_plan_t *p, int i, cmdbuf_t *b)
     const dsm_part_t *x = bcast_slot(p, s);
     const dsm_part_t *y = s + 1 < nd ? bcast_slot(p, s + 1) : NULL;
     if (x != &p->local && x->len)
-        cb_wait(b, dsm_chain_in(p->t, x->m), x->rv_in);
+        cb_wait(b, (uint64_t *)x->in, x->rv_in);
     if (y && y->len)
-        cb_wait(b, dsm_chain_in(p->t, y->m), y->rv_in);
+        cb_wait(b, (uint64_t *)y->in, y->rv_in);
 }
 
 static void bcast_item(const dsm_plan_t *p, int i, cmdbuf_t *b)
@@ -174,7 +240,7 @@ static void noop_readies(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b)
 static void swap_head(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
                       unsigned char *pend)
 {
-    local_copy(p, qi, b);
+    copy_head(p, qi, nq, b, pend);
     for (int i = qi; i < p->np; i += nq) {
         const dsm_part_t *x = &p->peer[i];
         dsm_part_t mine = *x;
@@ -228,11 +294,10 @@ const dsm_chain_variant_t *const dsm_chain_variants[DSM_ALGO_LAST] = {
 };
 
 void dsm_chain_build_gated(const dsm_plan_t *p, int qi, int nq, cmdbuf_t *b,
-                           uint64_t *trig, uint64_t gate)
+                           uint64_t *trig, uint64_t gate, unsigned char *pend)
 {
-    const dsm_chain_variant_t *v = dsm_chain_variant(p);
+    const dsm_chain_variant_t *v = dsm_chain_variants[p->algo];
     const int n = v->nitems(p);
-    unsigned char *pend = dsm_chain_pend(DSM_MAX(n, 1));
 
     memset(pend, 1, (size_t)DSM_MAX(n, 1));
     cb_wait(b, trig, gate);

@@ -11,7 +11,7 @@
  * both still only grow, and the receiver decodes c from whichever of the
  * two it reads (parity). No scratch memory and no extra round.
  */
-#include "coll/chain.h"
+#include "coll/chain_int.h"
 
 #include <string.h>
 
@@ -67,15 +67,16 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
      * reaches into the next allocation, which is often source. */
     dsm_rt_check_alloc(fc_routine, "dest", dest, nbytes * (size_t)n);
     dsm_rt_check_alloc(fc_routine, "source", src, nbytes);
+    /* Neither buffer in GPU memory: the CPU may move the blocks. */
+    const int host = !dsm_mem_device_heap(dest) && !dsm_mem_device_heap(src);
     if (n == 1) {
         dsm_coll_self_copy(mine, src, nbytes, 1, 0, 0, fc_routine);
         return;
     }
     const size_t local = local_len(fc_routine, mine, src, nbytes, dest,
                                    nbytes * (size_t)n);
-    const dsm_algo_t algo = dsm_coll_pick(t, DSM_COLL_AG, nbytes, 0,
-                                          dsm_coll_host(dest, src), 0,
-                                          fc_routine);
+    const dsm_algo_t algo =
+        dsm_coll_pick(t, DSM_COLL_AG, nbytes, 0, host, 0, fc_routine);
     pthread_mutex_lock(&t->lock);
     dsm_coll_call(t, call);
     if (algo == DSM_ALGO_EAGER) {
@@ -83,31 +84,11 @@ void dsm_coll_fcollect(dsm_team_t *t, void *dest, const void *src,
         pthread_mutex_unlock(&t->lock);
         return;
     }
-    p = (dsm_plan_t){
-        .t = t,
-        .kind = DSM_COLL_AG,
-        .algo = algo,
-        .routine = fc_routine,
-        .dig = t->dig,
-        .local = {.m = me, .src = src, .dst = mine, .count = 1,
-                  .len = local},
-        .np = n - 1,
-        .peer = dsm_plan_peers(n - 1),
-    };
-    for (int i = 0; i < n - 1; i++) {
-        int m = (me + 1 + i) % n;
-        p.peer[i] = (dsm_part_t){
-            .m = m,
-            .src = src,
-            .len = nbytes,
-            .count = 1,
-        };
-        p.peer[i].dst = t->coll->peer_dst(fc_routine, t, m, mine, nbytes,
-                                          &p.peer[i].by_path);
-    }
-    dsm_plan_sigvals(&p);
+    dsm_plan_fcollect(&p, t, algo, fc_routine, dest, src, nbytes, local,
+                      t->store->peers);
     dsm_chain_run(&p);
-    t->coll->done(); /* src is the caller's again */
+    if (t->coll->done)
+        t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -140,7 +121,7 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
         .routine = co_routine,
         .mixed = 1, /* the variant follows each member's own count */
         .np = n - 1,
-        .peer = dsm_plan_peers(n - 1),
+        .peer = t->store->peers,
     };
     /* Ready, carrying my count. */
     for (i = 0; i < n - 1; i++) {
@@ -157,7 +138,7 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
     for (i = 0; i < n - 1; i++) {
         dsm_part_t *x = &p.peer[i];
         uint64_t *r = &t->recv[dsm_team_sig_idx(t, DSM_CHAN_DMA, x->m)];
-        const uint64_t *in = dsm_chain_in(t, x->m);
+        const uint64_t *in = x->in = dsm_chain_in(t, x->m);
         dsm_coll_wait_ge(t, in, *r + 1);
         uint64_t d = __atomic_load_n(in, __ATOMIC_ACQUIRE) - *r;
         uint64_t c = (d - 1) / 2; /* ready: 2c + 1, arrival: 2c + 2 */
@@ -184,7 +165,8 @@ void dsm_coll_collect(dsm_team_t *t, void *dest, const void *src,
                         : NULL;
     }
     dsm_chain_run(&p);
-    t->coll->done(); /* src is the caller's again */
+    if (t->coll->done)
+        t->coll->done(); /* src is the caller's again */
     pthread_mutex_unlock(&t->lock);
 }
 

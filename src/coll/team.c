@@ -70,13 +70,33 @@ static void slot_clear(int slot)
 
 /* ------------------------------------------------------------ signals */
 
-static dsm_ctrl_t *peer_ctrl(int pe)
+void dsm_team_unreachable(const dsm_team_t *t, int m)
 {
-    dsm_ctrl_t *c = dsm_rt.peer_ctrl[pe];
-    if (DSM_UNLIKELY(!c))
-        dsm_rt_fatal("collective", "PE %d is not reachable (no shared "
-                     "memory path to its team words)", pe);
-    return c;
+    dsm_rt_fatal("collective", "PE %d is not reachable (no shared memory "
+                 "path to its team words)", t->pes[m]);
+}
+
+/* Each member's words for our signals and its wake words, as mapped
+ * here (NULL words for a member only the network reaches). */
+static void peers_setup(dsm_team_t *t)
+{
+    const int at = t->sig_world ? dsm_rt.me : t->my_idx;
+    t->peer = calloc((size_t)t->size, sizeof(*t->peer));
+    if (!t->peer)
+        dsm_rt_fatal("shmem_team", "out of memory for %d members", t->size);
+    for (int m = 0; m < t->size; m++) {
+        const int pe = t->pes[m];
+        dsm_ctrl_t *c = dsm_rt.peer_ctrl[pe];
+        t->peer[m].dk = dsm_team_sig_idx(t, DSM_CHAN_DMA, m);
+        if (!c || !dsm_coll_pe_mapped(pe))
+            continue;
+        uint64_t *w = slot_sig(pe, t->slot) + at;
+        t->peer[m] = (dsm_team_peer_t){.dk = t->peer[m].dk,
+                                       .cpu = w,
+                                       .dma = w + t->sig_stride,
+                                       .wake = &c->wake,
+                                       .wake_app = &c->wake_app};
+    }
 }
 
 void dsm_team_path_signal(dsm_team_t *t, int chan, int m, uint64_t v)
@@ -85,14 +105,6 @@ void dsm_team_path_signal(dsm_team_t *t, int chan, int m, uint64_t v)
     uint64_t *sym = slot_sig(dsm_rt.me, t->slot) + chan * t->sig_stride +
                     (t->sig_world ? dsm_rt.me : t->my_idx);
     dsm_path_signal(&dsm_ctx_default, sym, v, 0, t->pes[m], "collective");
-}
-
-uint64_t *dsm_team_peer_sig(dsm_team_t *t, int chan, int m)
-{
-    int pe = t->pes[m];
-    peer_ctrl(pe);
-    return slot_sig(pe, t->slot) + chan * t->sig_stride +
-           (t->sig_world ? dsm_rt.me : t->my_idx);
 }
 
 uint64_t *dsm_team_slot_hdr(const dsm_team_t *t, int pe)
@@ -112,11 +124,11 @@ void dsm_team_signal(dsm_team_t *t, int chan, int m)
         dsm_team_path_signal(t, chan, m, v);
         return;
     }
-    dsm_ctrl_t *pc = peer_ctrl(t->pes[m]);
+    const dsm_team_peer_t *d = &t->peer[m];
     dsm_store_rel(dsm_team_peer_sig(t, chan, m), v);
-    dsm_wake_notify(&pc->wake_app);
+    dsm_wake_notify(d->wake_app);
     if (chan == DSM_CHAN_DMA)
-        dsm_wake_notify(&pc->wake); /* engines may WAIT on it */
+        dsm_wake_notify(d->wake); /* engines may WAIT on it */
 }
 
 void dsm_team_wait(dsm_team_t *t, int chan, int m)
@@ -183,6 +195,9 @@ static void team_free(dsm_team_t *t)
         free(t->eg);
     }
     free(t->pes);
+    free(t->peer);
+    t->peer = NULL;
+    dsm_chain_store_free(t);
     __atomic_store_n(&t->magic, 0, __ATOMIC_RELEASE);
     pthread_mutex_destroy(&t->lock);
     if (t->aset)
@@ -212,16 +227,10 @@ static void team_setup(dsm_team_t *t, int slot)
     t->xchg = (uint64_t *)slot_base(dsm_rt.me, slot);
     t->caps = dsm_path_caps_of(&dsm_paths, t->pes, t->size);
     t->coll = dsm_coll_ops_for(t->caps);
+    peers_setup(t);
+    dsm_chain_store_new(t);
     pthread_mutex_init(&t->lock, NULL);
     t->magic = DSM_TEAM_MAGIC;
-}
-
-/* 1 when t is where a team handle can point (user_teams above). */
-static int team_handle_place(const dsm_team_t *t)
-{
-    uintptr_t off = (uintptr_t)t - (uintptr_t)user_teams;
-    return t == &dsm_team_world || t == &dsm_team_shared ||
-           (off < sizeof(user_teams) && off % sizeof(dsm_team_t) == 0);
 }
 
 dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine)
@@ -230,7 +239,12 @@ dsm_team_t *dsm_team_check(shmem_team_t team, const char *routine)
     DSM_CHECK_INIT(routine);
     if (DSM_UNLIKELY(team == SHMEM_TEAM_INVALID))
         dsm_rt_fatal(routine, "invalid team (SHMEM_TEAM_INVALID)");
-    if (DSM_UNLIKELY(!team_handle_place(t)))
+    /* Only where a handle can point: the predefined teams or a slot of
+     * user_teams (above), never read through before that. */
+    const uintptr_t off = (uintptr_t)t - (uintptr_t)user_teams;
+    if (DSM_UNLIKELY(t != &dsm_team_world && t != &dsm_team_shared &&
+                     (off >= sizeof(user_teams) ||
+                      off % sizeof(dsm_team_t) != 0)))
         dsm_rt_fatal(routine, "%p is not a team (not SHMEM_TEAM_WORLD, "
                      "SHMEM_TEAM_SHARED or a team a split returned)",
                      (void *)team);
