@@ -17,9 +17,11 @@
  *   bw      one thread's putmem (engines), cudaMemcpyAsync, and a
  *           store-copy kernel (int4 grid-stride, 1024 threads per CTA)
  *           with 1 CTA and with every SM, 64 KiB .. 1 GiB; GB/s (median)
- *   overlap a compute kernel (FMA on every SM) alone, while 1 GiB moves by
- *           the device API, while the store-copy kernel moves it; slowdown
- *           in percent
+ *   overlap a compute kernel (FMA on every SM, ~20 ms) alone, and while
+ *           16 MiB move by the device API (one thread's putmem) or by the
+ *           store-copy kernel, repeated until the compute ends (#31:
+ *           the transfer spans the whole compute); slowdown in percent,
+ *           the bandwidth reached meanwhile, the share covered
  *   kreq    a persistent fcollect over a team of one (device heap ->
  *           host heap, one engine copy), started and waited for by one
  *           kernel thread: through its kernel handle (a store into the
@@ -38,14 +40,38 @@
  *           while max bytes move there; and a persistent fcollect 1 KiB
  *           over the world team started by a kernel on every PE
  *
+ *   nvcmp   (--nvcmp GROUP) the rows of the NVSHMEM comparison (#31,
+ *           bench/run-nvcmp.sh) instead of all the above, as CSV
+ *           lib,npes,row,bytes,value,unit with lib "dmashmem" (the same
+ *           rows bench/nvshmem_bench.cu prints for NVSHMEM); PE 0 -> PE 1
+ *           (itself with one PE), device heap to device heap, the other
+ *           PEs wait. GROUP:
+ *             rma      put_quiet (default store threshold: stores),
+ *                      put_quiet_engines (threshold 0), p_quiet, and both
+ *                      puts after 1/10/100 ms idle; median us
+ *             bw       putmem_thread / _warp / _block (shmemx_dev_putmem,
+ *                      _warp, _block), 1 MiB .. max; GB/s
+ *             overlap  one thread's putmem of 16 MiB repeated over the
+ *                      compute (to the peer's device heap, and _to_host:
+ *                      its host heap, the copy engines on one GPU)
+ *             coll     fcollect/alltoall_stream (shmemx_*mem_on_stream +
+ *                      stream sync) and _blocking, 1 KiB .. 16 MiB
+ *             queued   the on-stream calls queued, one sync; us per call
+ *             kcoll    fcollect/alltoall_kernel: a persistent request over
+ *                      the world team started and waited for by one
+ *                      kernel thread on every PE (its kernel handle),
+ *                      1 KiB and 64 KiB
+ *
  *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep|idle|bw]
- *                [--peer]
+ *                [--peer] [--nvcmp GROUP]
  *                (--only: that phase alone)
  */
 #include <cuda_runtime.h>
 #include <shmem.h>
 #include <shmemx.h>
 #include <shmemx_cuda.h>
+
+#include "gpu_cmp.cuh"
 
 #include <algorithm>
 #include <stdio.h>
@@ -82,18 +108,8 @@ static void row(const char *test, const char *variant, size_t bytes,
     fflush(stdout);
 }
 
-__device__ static inline unsigned long long gclock(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-static double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
+#define gclock cmp_clock
+#define median cmp_median
 
 /* ------------------------------------------------------------ latency */
 
@@ -292,64 +308,46 @@ static void bw_rows(shmemx_dev_t d, char *dsrc, char *dst, int pe, char *loc,
 
 /* ------------------------------------------------------------ overlap */
 
-__global__ void k_fma(float *out, int iters)
+/* One thread's putmem of n bytes, repeated until the compute kernel of
+ * cmp_overlap ends (bench/gpu_cmp.cuh). */
+__global__ void k_put_repeat(shmemx_dev_t d, char *dst, const char *src,
+                             size_t n, int pe, cmp_ovl *o)
 {
-    float a = threadIdx.x * 1e-3f, b = 1.0001f, c = 0.9999f;
-    for (int i = 0; i < iters; i++) {
-        a = fmaf(a, b, c);
-        b = fmaf(b, c, a * 1e-7f);
-    }
-    if (a == 12345.f)
-        out[0] = a + b;
+    cmp_ovl_begin(o);
+    do
+        shmemx_dev_putmem(d, dst, src, n, pe);
+    while (cmp_ovl_next(o, n));
 }
 
+static cmp_ovl_result overlap_put(shmemx_dev_t d, char *dsrc, char *dst,
+                                  int pe, size_t n, int sms)
+{
+    return cmp_overlap(sms, [&](cudaStream_t st, cmp_ovl *o) {
+        k_put_repeat<<<1, 1, 0, st>>>(d, dst, dsrc, n, pe, o);
+    });
+}
+
+/* A compute kernel (FMA on every SM) alone, and while n bytes (at most
+ * CMP_OVL_BYTES, repeated until the compute ends: issue #31) move by one
+ * thread's dev_putmem and by the store copy on every SM: slowdown, the
+ * bandwidth reached meanwhile, and the share of the compute the transfer
+ * covered. */
 static void overlap_rows(shmemx_dev_t d, char *dsrc, char *dst, int pe,
                          char *loc, size_t n, int sms, const char *test)
 {
-    cudaStream_t sc, sm;
-    cudaEvent_t e0, e1;
-    float *out;
-    unsigned long long *t;
-    const int iters = 400000;
-    std::vector<double> alone, with_dev, with_st;
-    CK(cudaMalloc(&out, 4));
-    CK(cudaMalloc(&t, 8));
-    CK(cudaStreamCreateWithFlags(&sc, cudaStreamNonBlocking));
-    CK(cudaStreamCreateWithFlags(&sm, cudaStreamNonBlocking));
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int r = 0; r < 5; r++) {
-        CK(cudaEventRecord(e0, sc));
-        k_fma<<<sms * 4, 256, 0, sc>>>(out, iters);
-        CK(cudaEventRecord(e1, sc));
-        CK(cudaDeviceSynchronize());
-        alone.push_back(ev_time(e0, e1));
-
-        k_put_timed<<<1, 1, 0, sm>>>(d, dst, dsrc, n, pe, t);
-        CK(cudaEventRecord(e0, sc));
-        k_fma<<<sms * 4, 256, 0, sc>>>(out, iters);
-        CK(cudaEventRecord(e1, sc));
-        CK(cudaDeviceSynchronize());
-        with_dev.push_back(ev_time(e0, e1));
-
-        k_copy<<<sms, 1024, 0, sm>>>((int4 *)loc, (const int4 *)dsrc,
-                                     n / 16);
-        CK(cudaEventRecord(e0, sc));
-        k_fma<<<sms * 4, 256, 0, sc>>>(out, iters);
-        CK(cudaEventRecord(e1, sc));
-        CK(cudaDeviceSynchronize());
-        with_st.push_back(ev_time(e0, e1));
-    }
-    double a = median(alone);
-    row(test, "compute alone", 0, a * 1e3, "ms");
-    row(test, "slowdown, dev_putmem 1 thread", n,
-        (median(with_dev) / a - 1) * 100, "%");
-    row(test, "slowdown, store copy all SMs", n,
-        (median(with_st) / a - 1) * 100, "%");
-    CK(cudaStreamDestroy(sc));
-    CK(cudaStreamDestroy(sm));
-    CK(cudaFree(out));
-    CK(cudaFree(t));
+    n = std::min(n, (size_t)CMP_OVL_BYTES);
+    cmp_ovl_result a = overlap_put(d, dsrc, dst, pe, n, sms);
+    cmp_ovl_result b = cmp_overlap(sms, [&](cudaStream_t st, cmp_ovl *o) {
+        cmp_k_copy_repeat<<<sms, 1024, 0, st>>>((int4 *)loc,
+                                                (const int4 *)dsrc, n / 16, o);
+    });
+    row(test, "compute alone", 0, a.alone_ms, "ms");
+    row(test, "slowdown, dev_putmem 1 thread", n, a.slowdown_pct, "%");
+    row(test, "bandwidth meanwhile, dev_putmem 1 thread", n, a.gbps, "GB/s");
+    row(test, "compute covered, dev_putmem 1 thread", n, a.cover_pct, "%");
+    row(test, "slowdown, store copy all SMs", n, b.slowdown_pct, "%");
+    row(test, "bandwidth meanwhile, store copy all SMs", n, b.gbps, "GB/s");
+    row(test, "compute covered, store copy all SMs", n, b.cover_pct, "%");
 }
 
 /* ------------------------------------------------------------ kreq */
@@ -518,11 +516,259 @@ static void phase_kreq_world(shmemx_dev_t d, char *dsrc, char *pdst)
     CK(cudaFree(t));
 }
 
+/* ------------------------------------------------------------ nvcmp */
+
+/* The rows of the NVSHMEM comparison (issue #31): the same names, sizes
+ * and method as bench/nvshmem_bench.cu, lib "dmashmem". */
+static void crow(const char *name, size_t bytes, double v, const char *unit)
+{
+    cmp_row("dmashmem", me, npes, name, bytes, v, unit);
+}
+
+static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
+{
+    const int iters = 2000, pe = (me + 1) % npes;
+    const long idle_ms[] = {1, 10, 100};
+    unsigned long long *t;
+    shmemx_dev_t de = d;
+    de.store_max = 0; /* through the proxy and the engines */
+    CK(cudaMalloc(&t, iters * sizeof(*t)));
+    crow("put_quiet", 8, lat(d, L_PUT, pdst, dsrc, pe, iters, t), "us");
+    crow("put_quiet_engines", 8, lat(de, L_PUT, pdst, dsrc, pe, iters, t),
+         "us");
+    crow("p_quiet", 8, lat(d, L_P, pdst, dsrc, pe, iters, t), "us");
+    for (int e = 0; e < 2; e++)
+        for (int k = 0; k < 3; k++) {
+            std::vector<double> w;
+            char name[64];
+            for (int i = 0; i < 15; i++) {
+                struct timespec ts = {0, idle_ms[k] * 1000 * 1000};
+                nanosleep(&ts, NULL);
+                w.push_back(lat(e ? de : d, L_PUT, pdst, dsrc, pe, 1, t));
+            }
+            snprintf(name, sizeof(name), "put_quiet%s_idle_%ldms",
+                     e ? "_engines" : "", idle_ms[k]);
+            crow(name, 8, median(w), "us");
+        }
+    CK(cudaFree(t));
+}
+
+enum { F_THREAD, F_WARP, F_BLOCK };
+
+__global__ void k_bw_form(shmemx_dev_t d, int form, char *dst,
+                          const char *src, size_t n, int pe,
+                          unsigned long long *t)
+{
+    unsigned long long t0 = 0;
+    __syncthreads();
+    if (threadIdx.x == 0)
+        t0 = gclock();
+    if (form == F_THREAD) {
+        if (threadIdx.x == 0)
+            shmemx_dev_putmem(d, dst, src, n, pe);
+    } else if (form == F_WARP) {
+        if (threadIdx.x < 32)
+            shmemx_dev_putmem_warp(d, dst, src, n, pe);
+    } else {
+        shmemx_dev_putmem_block(d, dst, src, n, pe);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        shmemx_dev_quiet(d);
+        *t = gclock() - t0;
+    }
+}
+
+static void cmp_bw(shmemx_dev_t d, char *dsrc, char *pdst, size_t max)
+{
+    static const char *const names[] = {"putmem_thread", "putmem_warp",
+                                        "putmem_block"};
+    static const int threads[] = {1, 32, 1024};
+    const int pe = (me + 1) % npes;
+    unsigned long long *t, ht;
+    CK(cudaMalloc(&t, sizeof(*t)));
+    for (int f = 0; f < 3; f++)
+        for (size_t n = CMP_BW_MIN; n <= max; n *= 4) {
+            int reps = n >= (64u << 20) ? 3 : 5;
+            std::vector<double> v;
+            double t0 = cmp_now_s();
+            for (int r = 0; r < reps && (r == 0 || cmp_now_s() - t0 < 2); r++) {
+                k_bw_form<<<1, threads[f]>>>(d, f, pdst, dsrc, n, pe, t);
+                CK(cudaGetLastError());
+                CK(cudaDeviceSynchronize());
+                CK(cudaMemcpy(&ht, t, sizeof(ht), cudaMemcpyDefault));
+                v.push_back(ht ? n / (double)ht : 0); /* bytes/ns = GB/s */
+            }
+            crow(names[f], n, median(v), "GB/s");
+        }
+    CK(cudaFree(t));
+}
+
+enum { C_STREAM, C_QUEUED, C_BLOCKING };
+
+static void cmp_coll_call(int a2a, int how, char *dst, const char *src,
+                          size_t n, cudaStream_t st)
+{
+    int rc;
+    if (how == C_BLOCKING)
+        rc = a2a ? shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, n)
+                 : shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, n);
+    else
+        rc = a2a ? shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, dst, src,
+                                                n, (void *)st)
+                 : shmemx_fcollectmem_on_stream(SHMEM_TEAM_WORLD, dst, src,
+                                                n, (void *)st);
+    if (rc) {
+        fprintf(stderr, "gpu_devbench: PE %d: %s of %zu bytes returned %d\n",
+                me, a2a ? "alltoall" : "fcollect", n, rc);
+        _exit(1);
+    }
+    if (how == C_STREAM)
+        CK(cudaStreamSynchronize(st));
+}
+
+/* PE 0's mean per call (as nvshmem_bench): after 5 warm-up calls and a
+ * barrier, k calls each followed by a stream sync (stream), k calls then
+ * one sync (queued), or k blocking calls. */
+static void cmp_coll(char *csrc, char *cdst, int queued)
+{
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    for (int how = queued ? C_QUEUED : C_STREAM;
+         how <= (queued ? C_QUEUED : C_BLOCKING); how++) {
+        if (how == C_QUEUED && !queued)
+            continue;
+        for (int a2a = 0; a2a < 2; a2a++)
+            for (size_t n = CMP_COLL_MIN; n <= CMP_COLL_MAX; n *= 4) {
+                int k = how == C_QUEUED ? cmp_queued_calls(n)
+                                        : cmp_coll_iters(n);
+                for (int w = 0; w < 5; w++)
+                    cmp_coll_call(a2a, how, cdst, csrc, n, st);
+                CK(cudaStreamSynchronize(st));
+                shmem_barrier_all();
+                double t0 = cmp_now_s();
+                for (int i = 0; i < k; i++)
+                    cmp_coll_call(a2a, how, cdst, csrc, n, st);
+                CK(cudaStreamSynchronize(st));
+                double us = (cmp_now_s() - t0) * 1e6 / k;
+                char name[64];
+                snprintf(name, sizeof(name), "%s_%s",
+                         a2a ? "alltoall" : "fcollect",
+                         how == C_STREAM   ? "stream"
+                         : how == C_QUEUED ? "queued"
+                                           : "blocking");
+                crow(name, n, us, "us");
+            }
+    }
+    shmem_barrier_all();
+    CK(cudaStreamDestroy(st));
+}
+
+/* A persistent request over the world team, started and waited for by
+ * one kernel thread on every PE through its kernel handle; PE 0's median
+ * (kreq_lat). */
+static void cmp_kcoll(shmemx_dev_t d, char *csrc, char *cdst)
+{
+    const int iters = 1000;
+    unsigned long long *t;
+    CK(cudaMalloc(&t, iters * sizeof(*t)));
+    CK(cudaStreamCreateWithFlags(&kst, cudaStreamNonBlocking));
+    /* Load the kernel before anything is posted ahead (phase_kreq). */
+    k_kreq<<<1, 1, 0, kst>>>(d, (shmemx_dev_req_t *)NULL, 0, t);
+    CK(cudaStreamSynchronize(kst));
+    for (int a2a = 0; a2a < 2; a2a++)
+        for (size_t n = 1024; n <= (64u << 10); n *= 64) {
+            shmemx_req_t r;
+            int rc = a2a ? shmemx_alltoallmem_init(SHMEM_TEAM_WORLD, cdst,
+                                                   csrc, n, &r)
+                         : shmemx_fcollectmem_init(SHMEM_TEAM_WORLD, cdst,
+                                                   csrc, n, &r);
+            if (rc) {
+                fprintf(stderr, "gpu_devbench: PE %d: shmemx_%smem_init "
+                                "failed\n", me, a2a ? "alltoall" : "fcollect");
+                _exit(1);
+            }
+            shmemx_dev_req_t *h = shmemx_req_device(r), hh;
+            if (h) {
+                CK(cudaMemcpyAsync(&hh, h, sizeof(hh), cudaMemcpyDefault, kst));
+                CK(cudaStreamSynchronize(kst));
+                cmp_note("dmashmem", me,
+                         hh.mode == SHMEMX_DEV_REQ_TRIGGER
+                             ? "kcoll: kernel handle, store trigger"
+                             : "kcoll: kernel handle, proxy mode");
+            } else {
+                cmp_note("dmashmem", me, "kcoll: no kernel handle: the "
+                                         "request through the proxy FIFO");
+            }
+            shmem_barrier_all();
+            double v = h ? kreq_lat(d, h, iters, t) : kreq_lat(d, r, iters, t);
+            crow(a2a ? "alltoall_kernel" : "fcollect_kernel", n, v, "us");
+            shmem_barrier_all();
+            shmemx_req_free(r);
+        }
+    CK(cudaStreamDestroy(kst));
+    CK(cudaFree(t));
+}
+
+static int nvcmp_main(const char *group, size_t max, int sms)
+{
+    shmemx_dev_t d;
+    shmemx_dev_get(&d);
+    const int pe = (me + 1) % npes;
+    int rma_bw = !strcmp(group, "rma") || !strcmp(group, "bw") ||
+                 !strcmp(group, "overlap");
+    int coll = !strcmp(group, "coll") || !strcmp(group, "queued") ||
+               !strcmp(group, "kcoll");
+    if (!rma_bw && !coll) {
+        fprintf(stderr, "gpu_devbench: --nvcmp %s: not one of rma, bw, "
+                        "overlap, coll, queued, kcoll\n", group);
+        return 2;
+    }
+    size_t n = rma_bw ? max : CMP_COLL_MAX * npes;
+    char *src = (char *)shmemx_malloc_device(n);
+    char *dst = (char *)shmemx_malloc_device(n);
+    char *hdst = !strcmp(group, "overlap")
+                     ? (char *)shmem_malloc(CMP_OVL_BYTES) : NULL;
+    if (!src || !dst || (!strcmp(group, "overlap") && !hdst)) {
+        fprintf(stderr, "gpu_devbench: cannot allocate %zu bytes (set "
+                        "SHMEM_DEVICE_HEAP_SIZE and SHMEM_SYMMETRIC_SIZE)\n",
+                n);
+        return 1;
+    }
+    CK(cudaMemset(src, 1, n));
+    CK(cudaDeviceSynchronize());
+    char what[128];
+    snprintf(what, sizeof(what), "%d PEs, %d SMs, group %s", npes, sms, group);
+    cmp_note("dmashmem", me, what);
+    double t0 = cmp_now_s();
+    shmem_barrier_all();
+    if (me == 0 && !strcmp(group, "rma"))
+        cmp_rma(d, src, dst);
+    if (me == 0 && !strcmp(group, "bw"))
+        cmp_bw(d, src, dst, max);
+    if (me == 0 && !strcmp(group, "overlap")) {
+        cmp_overlap_rows("dmashmem", me, npes, "", CMP_OVL_BYTES,
+                         overlap_put(d, src, dst, pe, CMP_OVL_BYTES, sms));
+        cmp_overlap_rows("dmashmem", me, npes, "_to_host", CMP_OVL_BYTES,
+                         overlap_put(d, src, hdst, pe, CMP_OVL_BYTES, sms));
+    }
+    if (!strcmp(group, "coll") || !strcmp(group, "queued"))
+        cmp_coll(src, dst, !strcmp(group, "queued"));
+    if (!strcmp(group, "kcoll"))
+        cmp_kcoll(d, src, dst);
+    shmem_barrier_all();
+    snprintf(what, sizeof(what), "done in %.1f s", cmp_now_s() - t0);
+    cmp_note("dmashmem", me, what);
+    shmem_finalize(); /* the heaps go with it */
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     size_t max = 1ull << 30;
     int n = 0, sms = 0;
     const char *only = NULL; /* --only kreq: that phase alone */
+    const char *nvcmp = NULL; /* --nvcmp GROUP: the NVSHMEM comparison */
     int peer = 0;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--peer"))
@@ -538,6 +784,8 @@ int main(int argc, char **argv)
             max = strtoull(argv[i + 1], NULL, 0);
         else if (!strcmp(argv[i], "--only"))
             only = argv[i + 1];
+        else if (!strcmp(argv[i], "--nvcmp"))
+            nvcmp = argv[i + 1];
     }
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
         printf("SKIP: gpu_devbench: no CUDA driver or GPU\n");
@@ -546,6 +794,12 @@ int main(int argc, char **argv)
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
+    if (nvcmp) {
+        int dev = 0;
+        CK(cudaGetDevice(&dev));
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        return nvcmp_main(nvcmp, max, sms);
+    }
     if (me == 0 && getenv("OUT")) {
         char path[4096];
         snprintf(path, sizeof(path), "%s/gpu_devbench-%s.csv", getenv("OUT"),

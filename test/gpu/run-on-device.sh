@@ -5,6 +5,7 @@
 #   test/gpu/run-on-device.sh [OUTDIR]        (from the repository root)
 #   test/gpu/run-on-device.sh devapi [OUTDIR] (the device API only)
 #   test/gpu/run-on-device.sh coll1 [OUTDIR]  (small collectives, one GPU)
+#   test/gpu/run-on-device.sh nvcmp [OUTDIR]  (dmashmem vs NVSHMEM, one GPU)
 #
 # Needs the generated autotools files (configure, Makefile.in, aclocal.m4,
 # config/) next to the sources, as a release tarball has them: run
@@ -39,6 +40,12 @@ fi
 if [ "${1:-}" = race ]; then
     shift
     exec bash "$(dirname "$0")/run-race.sh" "$@"
+fi
+# `run-on-device.sh nvcmp [OUTDIR]`: dmashmem and NVSHMEM side by side on
+# one GPU, the same rows for both (issue #31; bench/run-nvcmp.sh).
+if [ "${1:-}" = nvcmp ]; then
+    shift
+    exec bash "$(dirname "$0")/../../bench/run-nvcmp.sh" "$@"
 fi
 # `run-on-device.sh coll1 [OUTDIR]`: small collectives, 2 PEs on one GPU
 # under MPS, the protocol levers side by side (issue #15;

@@ -1,0 +1,269 @@
+#!/bin/bash
+# dmashmem and NVSHMEM side by side on one GPU (issue #31), in one call on
+# a GPU machine, from the repository root:
+#
+#   bench/run-nvcmp.sh [OUTDIR]              (or: test/gpu/run-on-device.sh nvcmp)
+#   make bench-nvcmp                         (from a configured build tree)
+#
+# NVSHMEM is found through NVSHMEM_HOME (configure --with-nvshmem=DIR
+# passes it to `make bench-nvcmp`), else the Python wheel's folder
+# (python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])',
+# wheel nvidia-nvshmem-cu13); without it the NVSHMEM column is skipped
+# with one line. Needs the generated autotools files next to the sources
+# (configure, Makefile.in, aclocal.m4, config/: `autoreconf -fi`).
+#
+# Builds the library and launcher (configure + make in NVCMP_BUILD,
+# default build-nvcmp) and bench/gpu_devbench.cu with nvcc (no -rdc: the
+# device API is header-only), and bench/nvshmem_bench.cu with nvcc -rdc
+# against NVSHMEM (in parallel). Then, each group a job of its own (a
+# failure or a hang costs that row group only, under a timeout), both
+# libraries with the same rows (bench/gpu_cmp.cuh; gpu_devbench --nvcmp,
+# nvshmem_bench --only):
+#   rma      put 8 B + quiet, p 8 B + quiet, the put after 1/10/100 ms idle
+#   kcoll    fcollect/alltoall started by a kernel, 1 KiB and 64 KiB
+#   coll     fcollect/alltoall called by the host on a stream + sync,
+#            1 KiB .. 16 MiB (dmashmem also blocking)
+#   queued   the same queued on the stream, us per call
+#   overlap  compute slowdown while a transfer repeats over the whole
+#            compute kernel, and the bandwidth reached meanwhile
+#   bw       putmem from one thread / warp / CTA, 1 MiB .. 256 MiB
+# at 1 PE and at 2 PEs on GPU 0 (PE 0 -> PE 1). The 2-PE collectives run
+# under a CUDA MPS daemon of this script's own (private pipe and log
+# directories, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 per PE: NVSHMEM's
+# collectives need MPS with the shares adding up to <= 100), for both
+# libraries; everything else without MPS.
+#
+# Stays inside NVCMP_DEADLINE seconds (default 450; a step that would
+# pass it is reported NOT RUN). Writes OUTDIR/LIB-npN-GROUP.{log,csv},
+# nvcmp.csv (lib,npes,row,bytes,value,unit), nvcmp-table.txt and the
+# build logs; prints the job summary, then the side-by-side table last:
+# row, bytes, NVSHMEM, dmashmem, and ours against theirs (ahead/behind
+# xN: time, bandwidth; percentage points: slowdown).
+set -u
+# shellcheck source=test/gpu/device-lib.sh
+. "$(dirname "$0")/../test/gpu/device-lib.sh"
+dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary-nvcmp.txt 40 \
+    "${NVCMP_DEADLINE:-450}" -nvcmp
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+B=${NVCMP_BUILD:-$SRC/build-nvcmp}
+mkdir -p "$B"
+B=$(cd "$B" && pwd)
+echo "=== nvcmp $(date -u '+%F %T UTC'), deadline ${DEADLINE} s"
+nvidia-smi -L 2>&1 | head -4 | tee "$OUTDIR/gpus-nvcmp.txt"
+
+# ---- NVSHMEM
+NV=""
+for d in "${NVSHMEM_HOME:-}" \
+    "$(python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null)"; do
+    if [ -n "$d" ] && [ -f "$d/include/nvshmem.h" ] && [ -f "$d/lib/libnvshmem_device.a" ]; then
+        NV=$(cd "$d" && pwd)
+        break
+    fi
+done
+NVB=$B/nvshmem_bench
+rm -f "$NVB"
+NVPID=""
+if [ -z "$NV" ]; then
+    row "NVSHMEM" "NOT FOUND (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13): the NVSHMEM column is skipped"
+else
+    ver=$(grep -rhE "define NVSHMEM_VENDOR_(MAJOR|MINOR|PATCH)_VERSION " "$NV/include" 2>/dev/null |
+        awk '{ print $3 }' | head -3 | paste -sd.)
+    row "NVSHMEM" "found: $NV (version ${ver:-unknown})"
+    if [ -e "$NV/lib/libnvshmem_host.so" ]; then
+        NVHOST=-lnvshmem_host
+    else
+        NVHOST=-l:libnvshmem_host.so.3
+        for f in "$NV"/lib/libnvshmem_host.so.*; do
+            [ -e "$f" ] && NVHOST=-l:${f##*/} && break
+        done
+    fi
+    # In the background, while the library builds.
+    (
+        t0=$SECONDS
+        "$NVCC" -rdc=true -arch=sm_90 -O2 -I"$NV/include" -I"$SRC/bench" \
+            -o "$NVB" "$SRC/bench/nvshmem_bench.cu" -L"$NV/lib" "$NVHOST" \
+            "$NV/lib/libnvshmem_device.a" -Xlinker -rpath="$NV/lib" &&
+            echo "nvshmem_bench built in $((SECONDS - t0)) s"
+    ) >"$OUTDIR/build-nvshmem.log" 2>&1 &
+    NVPID=$!
+fi
+
+# ---- dmashmem
+OURS=$B/gpu_devbench
+rm -f "$OURS"
+if dev_build "$B" "$OUTDIR/build-nvcmp.log" src/libdmashmem.la src/launcher/shmem_launcher &&
+    "$NVCC" -arch=sm_90 -O2 -I"$SRC/include" -o "$OURS" "$SRC/bench/gpu_devbench.cu" \
+        -L"$B/src/.libs" -ldmashmem -Xlinker -rpath="$B/src/.libs" \
+        >"$OUTDIR/build-gpu_devbench.log" 2>&1; then
+    row "build dmashmem + gpu_devbench" "ok ($SECONDS s)"
+else
+    row "build dmashmem + gpu_devbench" "FAILED: the dmashmem column is skipped"
+    tail -20 "$OUTDIR/build-gpu_devbench.log" 2>/dev/null
+fi
+L=$B/src/launcher/shmem_launcher
+if [ -n "$NVPID" ]; then
+    if wait "$NVPID" && [ -x "$NVB" ]; then
+        row "build nvshmem_bench (nvcc -rdc)" "ok ($SECONDS s)"
+    else
+        row "build nvshmem_bench (nvcc -rdc)" "FAILED: the NVSHMEM column is skipped"
+        tail -20 "$OUTDIR/build-nvshmem.log"
+    fi
+fi
+
+# ---- runs
+export SHMEM_CUDA_DEVICE=0
+MAX=$((256 << 20))
+MPSD=""
+
+mps_ctl() { # ARGS: nvidia-cuda-mps-control with this script's daemon
+    CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe CUDA_MPS_LOG_DIRECTORY=$MPSD/log \
+        timeout 20 nvidia-cuda-mps-control "$@"
+}
+mps_start() {
+    if ! command -v nvidia-cuda-mps-control >/dev/null; then
+        row "MPS daemon" "NOT FOUND (nvidia-cuda-mps-control): 2-PE collectives time-sliced"
+        return 1
+    fi
+    MPSD=$(mktemp -d "${TMPDIR:-/tmp}/nvcmp-mps-XXXXXX") || { MPSD=""; return 1; }
+    mkdir -p "$MPSD/pipe" "$MPSD/log"
+    if mps_ctl -d; then
+        row "MPS daemon" "started ($MPSD)"
+        return 0
+    fi
+    row "MPS daemon" "FAILED to start: 2-PE collectives time-sliced"
+    rm -rf "$MPSD"
+    MPSD=""
+    return 1
+}
+mps_stop() {
+    [ -n "$MPSD" ] || return 0
+    echo quit | mps_ctl >/dev/null 2>&1
+    sleep 1
+    for f in "$MPSD"/log/*.log; do
+        [ -f "$f" ] && cp "$f" "$OUTDIR/mps-${f##*/}"
+    done
+    rm -rf "$MPSD"
+    MPSD=""
+}
+trap mps_stop EXIT
+
+# job LIB NP GROUP TIMEOUT [mps]: one group of rows of one library, its
+# output into OUTDIR/LIB-npNP-GROUP.log, its rows into .csv; one summary
+# row.
+job() {
+    local lib=$1 np=$2 group=$3 t=$4 mps=${5:-}
+    local name="$lib $np PE $group${mps:+ (MPS)}" base="$OUTDIR/$lib-np$np-$group"
+    local t0=$SECONDS rc left
+    local -a pre=()
+    if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return; fi
+    left=$((DEADLINE - SECONDS))
+    [ "$t" -le "$left" ] || t=$left
+    [ "$t" -ge 20 ] || t=20
+    if [ -n "$mps" ] && [ -n "$MPSD" ]; then
+        pre=("CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe" "CUDA_MPS_LOG_DIRECTORY=$MPSD/log"
+            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / np))")
+    fi
+    echo "--- $(date -u +%T) $name (timeout $t s)"
+    case $lib in
+    nvshmem)
+        [ -x "$NVB" ] || { row "$name" "SKIP (no NVSHMEM build)"; return; }
+        env ${pre[@]+"${pre[@]}"} LD_LIBRARY_PATH="$NV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            NVSHMEM_REMOTE_TRANSPORT=none NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo \
+            NVSHMEM_DISABLE_NVLS=1 NVSHMEM_SYMMETRIC_SIZE=$((1536 << 20)) \
+            timeout -k 5 "$t" "$NVB" -n "$np" --only "$group" --max "$MAX" \
+            --timeout $((t - 3)) >"$base.log" 2>&1
+        rc=$? ;;
+    *)
+        if [ ! -x "$OURS" ] || [ ! -x "$L" ]; then
+            row "$name" "SKIP (no dmashmem build)"
+            return
+        fi
+        env ${pre[@]+"${pre[@]}"} SHMEM_DEVICE_HEAP_SIZE=2G SHMEM_SYMMETRIC_SIZE=256M \
+            timeout -k 5 "$t" "$L" -n "$np" --timeout $((t - 3)) "$OURS" \
+            --nvcmp "$group" --max "$MAX" >"$base.log" 2>&1
+        rc=$? ;;
+    esac
+    grep "^$lib," "$base.log" >"$base.csv"
+    local n
+    n=$(wc -l <"$base.csv")
+    if [ "$rc" = 0 ]; then
+        row "$name" "ok ($n rows, $((SECONDS - t0)) s)"
+    else
+        case $rc in 124 | 137) rc="$rc (timeout)" ;; esac
+        row "$name" "FAILED rc=$rc ($n rows, $((SECONDS - t0)) s): $(grep -m1 -iE 'error|fail|abort|assert|dmashmem: PE|nvshmem_bench:' "$base.log" | cut -c1-150)"
+        tail -4 "$base.log"
+    fi
+}
+both() { job nvshmem "$@"; job dmashmem "$@"; }
+
+# Most telling first: a late step is skipped, not the whole report.
+both 2 rma 60
+both 1 rma 60
+if mps_start; then MPS=mps; else MPS=""; fi
+MPS_NOTE=${MPS:+"2-PE collectives under MPS, 50 % each"}
+both 2 kcoll 60 $MPS
+both 2 coll 90 $MPS
+both 2 queued 90 $MPS
+mps_stop
+both 1 overlap 60
+both 2 overlap 60
+both 1 kcoll 60
+both 1 coll 90
+both 1 queued 90
+both 1 bw 120
+both 2 bw 120
+
+# ---- the table
+files=()
+for np in 1 2; do
+    for g in rma bw overlap coll queued kcoll; do
+        for lib in nvshmem dmashmem; do
+            [ -s "$OUTDIR/$lib-np$np-$g.csv" ] && files+=("$OUTDIR/$lib-np$np-$g.csv")
+        done
+    done
+done
+{
+    echo "lib,npes,row,bytes,value,unit"
+    [ ${#files[@]} -gt 0 ] && cat "${files[@]}"
+} >"$OUTDIR/nvcmp.csv"
+# One line per (npes, row, bytes): NVSHMEM's value, ours, and ours
+# against theirs: time (us) lower is better, bandwidth (GB/s) higher;
+# slowdown (%) in percentage points; the rest (ms, cover %) not compared.
+awk -F, 'NR > 1 {
+        k = $2 SUBSEP $3 SUBSEP $4
+        if (!(k in seen)) { seen[k] = 1; keys[++nk] = k; unit[k] = $6 }
+        v[k, $1] = $5
+    }
+    function human(b) {
+        if (b == 0) return "-"
+        if (b >= 1048576 && b % 1048576 == 0) return (b / 1048576) " MiB"
+        if (b >= 1024 && b % 1024 == 0) return (b / 1024) " KiB"
+        return b " B"
+    }
+    END {
+        printf "%-4s %-30s %8s %12s %12s  %s\n", "PEs", "row", "bytes", "NVSHMEM", "dmashmem", "dmashmem vs NVSHMEM"
+        for (i = 1; i <= nk; i++) {
+            k = keys[i]; split(k, p, SUBSEP); u = unit[k]
+            hn = ((k, "nvshmem") in v); hd = ((k, "dmashmem") in v)
+            n = v[k, "nvshmem"] + 0; d = v[k, "dmashmem"] + 0
+            c = "-"
+            if (hn && hd) {
+                if (u == "us" && n > 0 && d > 0)
+                    c = d <= n ? sprintf("ahead x%.2f", n / d) : sprintf("behind x%.2f", d / n)
+                else if (u == "GB/s" && n > 0 && d > 0)
+                    c = d >= n ? sprintf("ahead x%.2f", d / n) : sprintf("behind x%.2f", n / d)
+                else if (u == "%" && p[2] ~ /slowdown/)
+                    c = d <= n ? sprintf("ahead by %.1f pt", n - d) : sprintf("behind by %.1f pt", d - n)
+            }
+            printf "%-4s %-30s %8s %12s %12s  %s\n", p[1], p[2], human(p[3] + 0),
+                hn ? v[k, "nvshmem"] " " u : "-", hd ? v[k, "dmashmem"] " " u : "-", c
+        }
+    }' "$OUTDIR/nvcmp.csv" >"$OUTDIR/nvcmp-table.txt"
+
+echo
+echo "================ notes (logs: OUTDIR/LIB-npN-GROUP.log)"
+grep -h "^# " "$OUTDIR"/*-np*-*.log 2>/dev/null | sort | uniq -c | sort -rn | head -20
+echo "================ summary nvcmp ($(date -u '+%F %H:%M UTC'), ${SECONDS} s)"
+cat "$SUMMARY"
+echo "================ dmashmem vs NVSHMEM, one GPU (PE 0 -> PE 1; ${MPS_NOTE:-no MPS})"
+cat "$OUTDIR/nvcmp-table.txt"
