@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "coll/chain_int.h"
 
 #define MAXM 8
@@ -575,7 +576,7 @@ START_TEST(ready_other_call)
 }
 END_TEST
 
-int main(void)
+static Suite *coll_emit_suite(void)
 {
     Suite *s = suite_create("coll_emit");
     TCase *tc = tcase_create("coll_emit");
@@ -590,9 +591,8 @@ int main(void)
     tcase_add_test(tc, ready);
     tcase_add_exit_test(tc, ready_other_call, EXIT_MISMATCH);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+/* ready_other_call is an exit test: fork mode. */
+DSM_CHECK_MAIN_FORK(coll_emit_suite)
