@@ -347,6 +347,16 @@ static void lost_server(size_t id, pmix_status_t status,
 
 /* ------------------------------------------------------------ init, fini */
 
+/* At exit: PMIx left initialized by shmem_finalize (dormant) is
+ * finalized, so the launcher sees an orderly end. */
+static void pmix_at_exit(void)
+{
+    if (px.dormant) {
+        px.dormant = false;
+        PMIx_Finalize(NULL, 0);
+    }
+}
+
 static dsm_status_t pmix_init(dsm_boot_info_t *info)
 {
     pmix_status_t rc;
@@ -354,7 +364,18 @@ static dsm_status_t pmix_init(dsm_boot_info_t *info)
 
     if (px.up)
         return DSM_ERR_INVAL;
-    rc = PMIx_Init(&px.me, NULL, 0);
+    if (px.dormant) {
+        /* Again after the last shmem_finalize: PMIx is still up. */
+        px.dormant = false;
+        px.epoch++;
+        rc = PMIX_SUCCESS;
+    } else {
+        rc = PMIx_Init(&px.me, NULL, 0);
+        if (rc == PMIX_SUCCESS && !px.exit_hook) {
+            atexit(pmix_at_exit);
+            px.exit_hook = true;
+        }
+    }
     if (rc != PMIX_SUCCESS) {
         dsm_log_error("pmix bootstrap: PMIx_Init failed: %s (PMIX_RANK=%s; "
                       "start the program with mpirun or srun --mpi=pmix)",
@@ -410,7 +431,8 @@ static void pmix_fini(void)
         PMIx_Deregister_event_handler(px.evhdlr, NULL, NULL);
         px.evhdlr_set = false;
     }
-    PMIx_Finalize(NULL, 0);
+    /* Dormant, not finalized: see boot_pmix_int.h. */
+    px.dormant = true;
     free(px.node_of);
     px.node_of = NULL;
     px.up = false;

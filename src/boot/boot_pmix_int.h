@@ -30,6 +30,15 @@ typedef struct dsm_pmix_state {
     bool finalizing; /* lost-connection events are expected from here on */
     size_t evhdlr;
     bool evhdlr_set;
+    /* Re-initialization (OpenSHMEM 1.5: shmem_init after the last
+     * shmem_finalize): fini leaves PMIx initialized (dormant; PMIx_Finalize
+     * runs at exit), since a PE's PMIx_Finalize while a peer already
+     * fences for its next init fails that fence (PARTIAL SUCCESS: seen
+     * with 4 PEs under mpirun). Each init after the first publishes its
+     * keys under "<key>@<epoch>", so no value of an earlier one is read. */
+    bool dormant;
+    bool exit_hook; /* pmix_at_exit registered */
+    unsigned epoch;
 
     /* descriptor server */
     pthread_mutex_t lock;

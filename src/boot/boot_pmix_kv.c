@@ -20,13 +20,24 @@ static void full_key(char *out, size_t cap, const char *key)
     snprintf(out, cap, KEY_PREFIX "%s", key);
 }
 
+/* The key as stored: this initialization's (boot_pmix_int.h, epoch). */
+static const char *epoch_key(char *out, size_t cap, const char *key)
+{
+    if (!px.epoch)
+        return key;
+    snprintf(out, cap, "%s@%u", key, px.epoch);
+    return out;
+}
+
 dsm_status_t dsm_pmix_put_scoped(pmix_scope_t scope, const char *key,
                                  const void *val, size_t len)
 {
     static char empty;
     pmix_value_t v;
     pmix_status_t rc;
+    char ek[PMIX_MAX_KEYLEN + 1];
 
+    key = epoch_key(ek, sizeof(ek), key);
     v.type = PMIX_BYTE_OBJECT;
     v.data.bo.bytes = len ? (char *)val : &empty;
     v.data.bo.size = len;
@@ -91,7 +102,9 @@ dsm_status_t dsm_pmix_get_raw(int rank, const char *k, void *val, size_t *len,
     pmix_value_t *v = NULL;
     pmix_status_t rc;
     dsm_status_t st = DSM_OK;
+    char ek[PMIX_MAX_KEYLEN + 1];
 
+    k = epoch_key(ek, sizeof(ek), k);
     if (rank < 0 || rank >= px.size) {
         dsm_log_error("pmix bootstrap: PE %d: get of '%s' from invalid PE "
                       "%d (the job has %d PEs)",
