@@ -51,6 +51,18 @@ static inline double cmp_median(std::vector<double> v)
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
+/* A latency kernel's iters per-iteration times (ns, in device memory
+ * at t): the median in us, the first tenth left out as warm-up. */
+static inline double cmp_lat_us(const unsigned long long *t, int iters)
+{
+    std::vector<unsigned long long> h(iters);
+    std::vector<double> v;
+    CMP_CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
+    for (int i = iters / 10; i < iters; i++)
+        v.push_back(h[i] / 1e3);
+    return cmp_median(v);
+}
+
 static inline double cmp_now_s(void)
 {
     struct timespec ts;

@@ -133,15 +133,10 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
 static double lat(shmemx_dev_t d, int kind, char *dst, const char *src,
                   int pe, int iters, unsigned long long *t, size_t n = 8)
 {
-    std::vector<unsigned long long> h(iters);
-    std::vector<double> v;
     k_lat<<<1, 1>>>(d, kind, dst, src, pe, iters, t, n);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
-    for (int i = iters / 10; i < iters; i++) /* first tenth: warm-up */
-        v.push_back(h[i] / 1e3);
-    return median(v);
+    return cmp_lat_us(t, iters);
 }
 
 static void phase_lat(shmemx_dev_t d, char *dsrc, char *hdst, char *ddst)

@@ -109,15 +109,10 @@ __global__ void k_lat(int kind, char *dst, const char *src, int pe, int iters,
 static double lat(int kind, char *dst, const char *src, int pe, int iters,
                   unsigned long long *t)
 {
-    std::vector<unsigned long long> h(iters);
-    std::vector<double> v;
     k_lat<<<1, 1>>>(kind, dst, src, pe, iters, t);
     CMP_CK(cudaGetLastError());
     CMP_CK(cudaDeviceSynchronize());
-    CMP_CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
-    for (int i = iters / 10; i < iters; i++) /* first tenth: warm-up */
-        v.push_back(h[i] / 1e3);
-    return cmp_median(v);
+    return cmp_lat_us(t, iters);
 }
 
 static void group_rma(void)

@@ -124,7 +124,11 @@ mps_start() {
         row "MPS daemon" "NOT FOUND (nvidia-cuda-mps-control): 2-PE collectives time-sliced"
         return 1
     fi
-    MPSD=$(mktemp -d "${TMPDIR:-/tmp}/nvcmp-mps-XXXXXX") || { MPSD=""; return 1; }
+    if ! MPSD=$(mktemp -d "${TMPDIR:-/tmp}/nvcmp-mps-XXXXXX"); then
+        row "MPS daemon" "FAILED (no directory for its pipe and log): 2-PE collectives time-sliced"
+        MPSD=""
+        return 1
+    fi
     mkdir -p "$MPSD/pipe" "$MPSD/log"
     if mps_ctl -d; then
         row "MPS daemon" "started ($MPSD)"

@@ -216,56 +216,46 @@ static const char *show(const dsm_team_t *t, const cmdbuf_t *b)
 static cmdbuf_t cb;
 static unsigned char pend[MAXM];
 
-/* The blocking run with every peer ready: per queue, the head, then the
- * queue's items (item i on queue i mod nq), into want[qi]. */
-static void expect_run_at(int line, const dsm_plan_t *p, int nq,
-                          const char *const *want)
+/* The commands of each queue against want[qi]: gated 0, the blocking run
+ * with every peer ready (the head, then the queue's items: item i on
+ * queue i mod nq); gated 1, the gated chain (gate 7). */
+static void expect_at(int line, const dsm_plan_t *p, int nq,
+                      const char *const *want, int gated)
 {
     const dsm_chain_variant_t *v = dsm_chain_variants[p->algo];
-    ck_assert_msg(v != NULL, "line %d: %s has no commands", line,
-                  dsm_algo_name(p->algo));
-    ck_assert_msg(v->nqueues(p) == nq, "line %d: %s: %d queues, want %d",
-                  line, dsm_algo_name(p->algo), v->nqueues(p), nq);
-    const int n = v->nitems(p);
-    memset(pend, 1, sizeof(pend));
+    int n = 0;
+    if (!gated) {
+        ck_assert_msg(v != NULL, "line %d: %s has no commands", line,
+                      dsm_algo_name(p->algo));
+        ck_assert_msg(v->nqueues(p) == nq, "line %d: %s: %d queues, want %d",
+                      line, dsm_algo_name(p->algo), v->nqueues(p), nq);
+        n = v->nitems(p);
+        memset(pend, 1, sizeof(pend));
+    }
     for (int qi = 0; qi < nq; qi++) {
         cb.n = 0;
-        v->head(p, qi, nq, &cb, pend);
-        for (int i = qi; i < n; i += nq)
-            if (pend[i])
-                v->item(p, i, &cb);
+        if (gated) {
+            dsm_chain_build_gated(p, qi, nq, &cb, &trigger, 7, pend);
+        } else {
+            v->head(p, qi, nq, &cb, pend);
+            for (int i = qi; i < n; i += nq)
+                if (pend[i])
+                    v->item(p, i, &cb);
+        }
         ck_assert_msg(!strcmp(show(p->t, &cb), want[qi]),
-                      "line %d: %s queue %d of %d:\n  got  %s\n  want %s",
-                      line, dsm_algo_name(p->algo), qi, nq, show(p->t, &cb),
-                      want[qi]);
+                      "line %d: %s%s queue %d of %d:\n  got  %s\n  want %s",
+                      line, gated ? "gated " : "", dsm_algo_name(p->algo), qi,
+                      nq, show(p->t, &cb), want[qi]);
     }
 }
-#define EXPECT_RUN(p, nq, ...)                                                 \
+#define EXPECT_AT(gated, p, nq, ...)                                           \
     do {                                                                       \
         static const char *const want_[] = {__VA_ARGS__};                      \
         ck_assert_int_eq(sizeof(want_) / sizeof(want_[0]), nq);                \
-        expect_run_at(__LINE__, p, nq, want_);                                 \
+        expect_at(__LINE__, p, nq, want_, gated);                              \
     } while (0)
-
-/* The gated chain of each queue, gate 7. */
-static void expect_gated_at(int line, const dsm_plan_t *p, int nq,
-                            const char *const *want)
-{
-    for (int qi = 0; qi < nq; qi++) {
-        cb.n = 0;
-        dsm_chain_build_gated(p, qi, nq, &cb, &trigger, 7, pend);
-        ck_assert_msg(!strcmp(show(p->t, &cb), want[qi]),
-                      "line %d: gated %s queue %d of %d:\n  got  %s\n  want %s",
-                      line, dsm_algo_name(p->algo), qi, nq, show(p->t, &cb),
-                      want[qi]);
-    }
-}
-#define EXPECT_GATED(p, nq, ...)                                               \
-    do {                                                                       \
-        static const char *const want_[] = {__VA_ARGS__};                      \
-        ck_assert_int_eq(sizeof(want_) / sizeof(want_[0]), nq);                \
-        expect_gated_at(__LINE__, p, nq, want_);                               \
-    } while (0)
+#define EXPECT_RUN(p, nq, ...) EXPECT_AT(0, p, nq, __VA_ARGS__)
+#define EXPECT_GATED(p, nq, ...) EXPECT_AT(1, p, nq, __VA_ARGS__)
 
 /* An fcollect of nb bytes per member: dest at heap+0 (n blocks), source
  * at heap+2048 (local bytes copied: nb, or 0 in place). */
