@@ -57,10 +57,14 @@
  *             coll     fcollect/alltoall_stream (shmemx_*mem_on_stream +
  *                      stream sync) and _blocking, 1 KiB .. 16 MiB
  *             queued   the on-stream calls queued, one sync; us per call
- *             kcoll    fcollect/alltoall_kernel: a persistent request over
- *                      the world team started and waited for by one
- *                      kernel thread on every PE (its kernel handle),
- *                      1 KiB and 64 KiB
+ *             kcoll    fcollect/alltoall_kernel: the one-shot routines
+ *                      from one warp on every PE (_warp forms: stores at
+ *                      1 KiB, engines at 64 KiB); _kernel_req: a
+ *                      persistent request over the world team started
+ *                      and waited for by one kernel thread on every PE
+ *                      (its kernel handle); kernel_engine_put_floor: one
+ *                      thread's put + quiet on the engines, the engine
+ *                      path's floor; 1 KiB and 64 KiB
  *
  *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep|idle|bw]
  *                [--peer] [--nvcmp GROUP]
@@ -659,15 +663,65 @@ static void cmp_coll(char *csrc, char *cdst, int queued)
     CK(cudaStreamDestroy(st));
 }
 
-/* A persistent request over the world team, started and waited for by
- * one kernel thread on every PE through its kernel handle; PE 0's median
- * (kreq_lat). */
+/* The one-shot collectives from one warp (shmemx_dev_fcollectmem_warp,
+ * _alltoallmem_warp: stores up to the store threshold, the engines
+ * above), back to back as nvshmem_bench's k_kcoll; per call, kernel
+ * clock of thread 0. */
+__global__ void k_kcoll_shot(shmemx_dev_t d, int a2a, char *dst,
+                             const char *src, size_t n, int iters,
+                             unsigned long long *t)
+{
+    for (int i = 0; i < iters; i++) {
+        unsigned long long t0 = 0;
+        __syncwarp();
+        if (threadIdx.x == 0)
+            t0 = gclock();
+        if (a2a)
+            shmemx_dev_alltoallmem_warp(d, dst, src, n);
+        else
+            shmemx_dev_fcollectmem_warp(d, dst, src, n);
+        if (threadIdx.x == 0)
+            t[i] = gclock() - t0;
+    }
+}
+
+/* Kernel-started fcollect/alltoall on every PE, PE 0's median: the
+ * one-shot routines from one warp (fcollect_kernel, alltoall_kernel: the
+ * rows compared with NVSHMEM's one-CTA calls), and a persistent request
+ * over the world team started and waited for by one kernel thread
+ * through its kernel handle (_kernel_req; kreq_lat). Beside them the
+ * floor of the engine path in the same run: one thread's put of n bytes
+ * to the next PE + quiet on the engines (kernel_engine_put_floor), what
+ * any kernel-started transfer that leaves the SMs alone pays here. */
 static void cmp_kcoll(shmemx_dev_t d, char *csrc, char *cdst)
 {
     const int iters = 1000;
     unsigned long long *t;
     CK(cudaMalloc(&t, iters * sizeof(*t)));
     CK(cudaStreamCreateWithFlags(&kst, cudaStreamNonBlocking));
+    if (me == 0) {
+        shmemx_dev_t de = d;
+        de.store_max = 0;
+        for (size_t n = 1024; n <= (64u << 10); n *= 64)
+            crow("kernel_engine_put_floor", n,
+                 lat(de, L_PUT, cdst, csrc, (me + 1) % npes, iters, t, n),
+                 "us");
+    }
+    shmem_barrier_all();
+    for (int a2a = 0; a2a < 2; a2a++)
+        for (size_t n = 1024; n <= (64u << 10); n *= 64) {
+            k_kcoll_shot<<<1, 32, 0, kst>>>(d, a2a, cdst, csrc, n, iters, t);
+            CK(cudaGetLastError());
+            CK(cudaStreamSynchronize(kst));
+            std::vector<unsigned long long> h(iters);
+            std::vector<double> v;
+            CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
+            for (int i = iters / 10; i < iters; i++)
+                v.push_back(h[i] / 1e3);
+            crow(a2a ? "alltoall_kernel" : "fcollect_kernel", n, median(v),
+                 "us");
+            shmem_barrier_all();
+        }
     /* Load the kernel before anything is posted ahead (phase_kreq). */
     k_kreq<<<1, 1, 0, kst>>>(d, (shmemx_dev_req_t *)NULL, 0, t);
     CK(cudaStreamSynchronize(kst));
@@ -697,7 +751,8 @@ static void cmp_kcoll(shmemx_dev_t d, char *csrc, char *cdst)
             }
             shmem_barrier_all();
             double v = h ? kreq_lat(d, h, iters, t) : kreq_lat(d, r, iters, t);
-            crow(a2a ? "alltoall_kernel" : "fcollect_kernel", n, v, "us");
+            crow(a2a ? "alltoall_kernel_req" : "fcollect_kernel_req", n, v,
+                 "us");
             shmem_barrier_all();
             shmemx_req_free(r);
         }

@@ -404,6 +404,44 @@ SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
 #undef SHMEMX_DEV__RMA_PARAMS
 #undef SHMEMX_DEV__GROUP
 
+/* The collectives' group forms are not leader wrappers: on the store path
+ * the group's threads split every block (a warp's 32 lanes store
+ * consecutive words), on the engine path they take turns issuing the
+ * PEs' requests; each thread makes its stores visible system-wide, the
+ * group synchronises, its leader runs the barrier, and the group
+ * synchronises again, so every thread may read dest on return. */
+#define SHMEMX_DEV__COLL_GROUP(NAME, A2A)                                      \
+    SHMEMX_DEV_FN void shmemx_dev_##NAME##_warp(shmemx_dev_t d, void *dest,   \
+                                                const void *src, size_t n)    \
+    {                                                                          \
+        unsigned lane = shmemx_dev__tid() & 31u;                               \
+        __syncwarp();                                                          \
+        shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, A2A,     \
+                              lane, 32, "shmemx_dev_" #NAME "_warp");          \
+        __threadfence_system();                                                \
+        __syncwarp();                                                          \
+        if (lane == 0)                                                         \
+            shmemx_dev_barrier_all(d);                                         \
+        __syncwarp();                                                          \
+    }                                                                          \
+    SHMEMX_DEV_FN void shmemx_dev_##NAME##_block(shmemx_dev_t d, void *dest,  \
+                                                 const void *src, size_t n)   \
+    {                                                                          \
+        unsigned t = shmemx_dev__tid();                                        \
+        __syncthreads();                                                       \
+        shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, A2A, t,  \
+                              blockDim.x * blockDim.y * blockDim.z,            \
+                              "shmemx_dev_" #NAME "_block");                   \
+        __threadfence_system();                                                \
+        __syncthreads();                                                       \
+        if (t == 0)                                                            \
+            shmemx_dev_barrier_all(d);                                         \
+        __syncthreads();                                                       \
+    }
+SHMEMX_DEV__COLL_GROUP(fcollectmem, 0)
+SHMEMX_DEV__COLL_GROUP(alltoallmem, 1)
+#undef SHMEMX_DEV__COLL_GROUP
+
 /* ---- persistent collectives (shmemx_req(3)) ----
  *
  * A request made on the host (shmemx_fcollectmem_init,

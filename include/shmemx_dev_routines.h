@@ -42,6 +42,7 @@
 #define SHMEMX_DEV__E_SIGOP 3  /* v: sig_op */
 #define SHMEMX_DEV__E_CMP 4    /* v: the comparison */
 #define SHMEMX_DEV__E_ACTIVE 5 /* v: the request (started twice) */
+#define SHMEMX_DEV__E_END 6    /* v: the last byte's address */
 SHMEMX_DEV__FAIL_FN void shmemx_dev__fail(const shmemx_dev_t *d,
                                           const char *routine, int what,
                                           uint64_t v)
@@ -64,6 +65,12 @@ SHMEMX_DEV__FAIL_FN void shmemx_dev__fail(const shmemx_dev_t *d,
     case SHMEMX_DEV__E_SIGOP:
         SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: invalid sig_op %d\n", d->me,
                           routine, (int)v);
+        break;
+    case SHMEMX_DEV__E_END:
+        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: address %p (the last byte "
+                          "of the destination) is past the end of its "
+                          "symmetric segment\n",
+                          d->me, routine, (void *)(uintptr_t)v);
         break;
     case SHMEMX_DEV__E_ACTIVE:
         SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: request %p is active "
@@ -101,21 +108,31 @@ SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
     return 0;
 }
 
-/* Copy n bytes with loads and stores (the store path), 8 bytes at a time
- * where both sides and the length allow. */
-SHMEMX_DEV_FN void shmemx_dev__copy(void *dst, const void *src, size_t n)
+/* The part of thread `rank` of `nthr` in copying n bytes with loads and
+ * stores (the store path): words rank, rank + nthr, ... of 8 bytes where
+ * both sides and the length allow, bytes otherwise (consecutive threads,
+ * consecutive words: a warp's stores coalesce). */
+SHMEMX_DEV_FN void shmemx_dev__copy_part(void *dst, const void *src,
+                                         size_t n, unsigned rank,
+                                         unsigned nthr)
 {
     if ((((uintptr_t)dst | (uintptr_t)src | n) & 7) == 0) {
         volatile uint64_t *d_ = (volatile uint64_t *)dst;
         const volatile uint64_t *s_ = (const volatile uint64_t *)src;
-        for (size_t i = 0; i < n / 8; i++)
+        for (size_t i = rank; i < n / 8; i += nthr)
             d_[i] = s_[i];
     } else {
         volatile char *d_ = (volatile char *)dst;
         const volatile char *s_ = (const volatile char *)src;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = rank; i < n; i += nthr)
             d_[i] = s_[i];
     }
+}
+
+/* Copy n bytes with loads and stores, one thread. */
+SHMEMX_DEV_FN void shmemx_dev__copy(void *dst, const void *src, size_t n)
+{
+    shmemx_dev__copy_part(dst, src, n, 0, 1);
 }
 
 /* ---- completion and order ---- */
@@ -345,6 +362,79 @@ SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
         while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + from]) < e)
             shmemx_dev__relax();
     }
+}
+
+/* ---- collectives over all PEs (#31) ----
+ *
+ * fcollectmem: every PE's n bytes of src land at dest + pe * n on every
+ * PE; alltoallmem: block pe of src (src + pe * n) lands at dest + me * n
+ * on PE pe. One shot, nothing made ahead on the host: each block goes
+ * straight to its PE, by stores through the peer's mapping when n is at
+ * most store_max (the store path; a group's threads split every block),
+ * by one engine request per PE above it (no SM moves those bytes); then
+ * shmemx_dev_barrier_all (a quiet, so the engines' copies are done, and
+ * the dissemination barrier), so on return dest holds every block on
+ * every PE. Over the PEs of the handle (the world team), which are on
+ * this node. As the host's: dest on every PE must be ready for the data
+ * before any PE calls (two calls in a row into one dest with reads of it
+ * between need a barrier, or alternate two buffers); the source may be
+ * any local GPU address, the destination is symmetric. */
+
+/* The GPU address of the n bytes at sym on PE pe, all in one segment. */
+SHMEMX_DEV_FN char *shmemx_dev__ptr_n(const shmemx_dev_t *d, const void *sym,
+                                      size_t n, int pe, const char *routine)
+{
+    char *r = shmemx_dev__ptr(d, sym, pe, routine);
+    uint64_t a = (uint64_t)(uintptr_t)sym;
+    SHMEMX_DEV__UNROLL
+    for (int s = 0; s < SHMEMX_DEV_SEGS; s++) {
+        uint64_t off = a - d->lo[s];
+        if (off < d->size[s] && n > d->size[s] - off)
+            shmemx_dev__fail(d, routine, SHMEMX_DEV__E_END, a + n - 1);
+    }
+    return r;
+}
+
+/* Thread `rank` of `nthr`'s share of a collective's data movement (all
+ * of it with 0 of 1): the store path's words of every block, or the
+ * engine requests of every nthr-th PE. Self last, the next PE first. The
+ * caller then makes its stores visible and one thread of the group calls
+ * shmemx_dev_barrier_all. */
+SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
+                                         const char *src, size_t n, int a2a,
+                                         unsigned rank, unsigned nthr,
+                                         const char *routine)
+{
+    (void)shmemx_dev__ptr_n(d, dest, n * (size_t)d->npes, d->me, routine);
+    if (!n)
+        return;
+    src = shmemx_dev__local(d, src);
+    for (int i = 1; i <= d->npes; i++) {
+        int pe = (d->me + i) % d->npes;
+        const char *s = a2a ? src + (size_t)pe * n : src;
+        char *r = shmemx_dev__ptr(d, dest + (size_t)d->me * n, pe, routine);
+        if (n <= d->store_max)
+            shmemx_dev__copy_part(r, s, n, rank, nthr);
+        else if ((unsigned)(i - 1) % nthr == rank)
+            (void)shmemx_dev__engine_copy(d, (uint64_t)(uintptr_t)r,
+                                          (uint64_t)(uintptr_t)s, n, routine);
+    }
+}
+
+SHMEMX_DEV_FN void shmemx_dev_fcollectmem(shmemx_dev_t d, void *dest,
+                                          const void *src, size_t n)
+{
+    shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 0, 0, 1,
+                          "shmemx_dev_fcollectmem");
+    shmemx_dev_barrier_all(d);
+}
+
+SHMEMX_DEV_FN void shmemx_dev_alltoallmem(shmemx_dev_t d, void *dest,
+                                          const void *src, size_t n)
+{
+    shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 1, 0, 1,
+                          "shmemx_dev_alltoallmem");
+    shmemx_dev_barrier_all(d);
 }
 
 #endif /* SHMEMX_DEV_ROUTINES_H */

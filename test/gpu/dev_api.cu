@@ -38,6 +38,11 @@
  *            buffers 100 times, the kernel writing fresh source data
  *            before each start and checking every byte after each wait
  *
+ *   coll     fcollectmem / alltoallmem and their _warp and _block forms
+ *            from a kernel (#31), 8 B .. 64 KiB (store path and engines),
+ *            into the device and the host heap, 10 rounds each with fresh
+ *            source data, every byte checked in the kernel
+ *
  *   dev_api [phase ...]   (default: all)
  *   dev_api hang MARK     every PE's kernel waits on a signal that never
  *                         comes after printing "ready" (gpu_kill.sh kills
@@ -901,6 +906,108 @@ static void hang(shmemx_dev_t d)
     FAIL("hang: the kernel returned");
 }
 
+/* ------------------------------------------------------------ coll */
+
+/* fcollectmem / alltoallmem from a kernel (#31): one block of 128
+ * threads; the form is thread 0's one-thread call, warp 0's _warp or the
+ * block's _block. Each round the block writes fresh source data, calls,
+ * and checks every byte of dest (volatile loads: a round two back left
+ * the same lines in L1); rounds alternate two destinations. */
+__host__ __device__ static inline unsigned char cpat(int from, int to,
+                                                    int round, size_t k)
+{
+    return (unsigned char)(k * 7 + (k >> 9) + from * 31 + to * 57 +
+                           round * 13 + 1);
+}
+
+enum { CF_THREAD, CF_WARP, CF_BLOCK, NCF };
+static const char *cf_name[NCF] = {"", "_warp", "_block"};
+
+__global__ void k_coll(shmemx_dev_t d, int form, int a2a, unsigned char *src,
+                       unsigned char *dst0, unsigned char *dst1, size_t n,
+                       int rounds, int round0, unsigned long long *bad)
+{
+    const unsigned t = threadIdx.x;
+    for (int r = 0; r < rounds; r++) {
+        const int round = round0 + r;
+        unsigned char *dst = r % 2 ? dst1 : dst0;
+        for (size_t i = t; i < (a2a ? n * d.npes : n); i += blockDim.x)
+            src[i] = cpat(d.me, a2a ? (int)(i / n) : 0, round, i % n);
+        __syncthreads();
+        if (form == CF_THREAD && t == 0) {
+            if (a2a)
+                shmemx_dev_alltoallmem(d, dst, src, n);
+            else
+                shmemx_dev_fcollectmem(d, dst, src, n);
+        } else if (form == CF_WARP && t < 32) {
+            if (a2a)
+                shmemx_dev_alltoallmem_warp(d, dst, src, n);
+            else
+                shmemx_dev_fcollectmem_warp(d, dst, src, n);
+        } else if (form == CF_BLOCK) {
+            if (a2a)
+                shmemx_dev_alltoallmem_block(d, dst, src, n);
+            else
+                shmemx_dev_fcollectmem_block(d, dst, src, n);
+        }
+        __syncthreads();
+        for (size_t i = t; i < n * d.npes; i += blockDim.x)
+            if (((volatile unsigned char *)dst)[i] !=
+                cpat((int)(i / n), a2a ? d.me : 0, round, i % n))
+                atomicAdd(bad, 1ull);
+        __syncthreads();
+    }
+}
+
+static void phase_coll(shmemx_dev_t d)
+{
+    const size_t max = 64u << 10;
+    const size_t sizes[] = {8, 1024, d.store_max + 8, max};
+    const int rounds = 10;
+    unsigned char *src = (unsigned char *)shmemx_malloc_device(max * npes);
+    unsigned char *dd[2] = {
+        (unsigned char *)shmemx_malloc_device(max * npes),
+        (unsigned char *)shmemx_malloc_device(max * npes)};
+    unsigned char *hd[2] = {(unsigned char *)shmem_malloc(max * npes),
+                            (unsigned char *)shmem_malloc(max * npes)};
+    unsigned long long *bad, hbad;
+    if (!src || !dd[0] || !dd[1] || !hd[0] || !hd[1]) {
+        FAIL("coll: allocation failed");
+        return;
+    }
+    CK(cudaMalloc(&bad, sizeof(*bad)));
+    int round = 0;
+    for (int where = 0; where < 2; where++)
+        for (int form = 0; form < NCF; form++)
+            for (int a2a = 0; a2a < 2; a2a++)
+                for (size_t si = 0; si < sizeof(sizes) / sizeof(*sizes);
+                     si++) {
+                    unsigned char **dst = where ? hd : dd;
+                    CK(cudaMemset(bad, 0, sizeof(*bad)));
+                    shmem_barrier_all();
+                    k_coll<<<1, 128>>>(d, form, a2a, src, dst[0], dst[1],
+                                       sizes[si], rounds, round, bad);
+                    CK(cudaGetLastError());
+                    CK(cudaDeviceSynchronize());
+                    CK(cudaMemcpy(&hbad, bad, sizeof(hbad),
+                                  cudaMemcpyDefault));
+                    if (hbad)
+                        FAIL("coll: %s%s of %zu bytes into the %s heap: "
+                             "%llu bytes wrong in %d rounds",
+                             a2a ? "alltoallmem" : "fcollectmem",
+                             cf_name[form], sizes[si],
+                             where ? "host" : "device", hbad, rounds);
+                    round += rounds;
+                }
+    shmem_barrier_all();
+    CK(cudaFree(bad));
+    shmem_free(hd[1]);
+    shmem_free(hd[0]);
+    shmem_free(dd[1]);
+    shmem_free(dd[0]);
+    shmem_free(src);
+}
+
 /* ------------------------------------------------------------ main */
 
 static const struct {
@@ -912,6 +1019,7 @@ static const struct {
     {"stress", phase_stress}, {"barrier", phase_barrier},
     {"group", phase_group},   {"graph", phase_graph},
     {"req", phase_req},       {"kreq", phase_kreq},
+    {"coll", phase_coll},
 };
 
 int main(int argc, char **argv)

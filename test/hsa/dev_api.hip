@@ -68,6 +68,16 @@ __global__ void k_barrier(shmemx_dev_t d, int rounds)
             shmemx_dev_barrier_all(d);
 }
 
+/* The one-shot collectives (#31): 1 KiB a PE on the store path, 64 KiB
+ * on the engines. */
+__global__ void k_coll(shmemx_dev_t d, char *sym, const char *local)
+{
+    if (threadIdx.x == 0 && blockIdx.x == 0) {
+        shmemx_dev_fcollectmem(d, sym, local, 1024);
+        shmemx_dev_alltoallmem(d, sym, local, 65536);
+    }
+}
+
 int main(void)
 {
     shmemx_dev_t d;
@@ -95,6 +105,8 @@ int main(void)
     hipLaunchKernelGGL(k_pg, dim3(1), dim3(1), 0, 0, d, sym, local, pe);
     hipLaunchKernelGGL(k_amo, dim3(1), dim3(64), 0, 0, d, sym, local, pe);
     hipLaunchKernelGGL(k_barrier, dim3(1), dim3(1), 0, 0, d, 10);
+    if (shmem_n_pes() <= 16)
+        hipLaunchKernelGGL(k_coll, dim3(1), dim3(1), 0, 0, d, sym, local);
     int ok = hipDeviceSynchronize() == hipSuccess;
     hipFree(local);
     shmem_free(sig);

@@ -19,7 +19,12 @@
  *     per PE in a loop.
  *   dev_host refuse     shmemx_dev_get must return -1 (the script checks
  *                       the line it printed)
+ *     Then fcollectmem and alltoallmem over all PEs, sizes on the
+ *     store path and the engines, by one thread and by a group of
+ *     threads splitting the data (as a warp's lanes), every byte checked.
  *   dev_host badpe      a put to PE npes: one line, the process aborts
+ *   dev_host badcoll    an fcollectmem whose destination runs past the
+ *                       end of the heap: one line, the process aborts
  */
 #define SHMEMX_HIP_HOST_PRODUCER 1
 #include <shmem.h>
@@ -251,6 +256,89 @@ static void phase_set(void)
     }
 }
 
+/* 5. fcollectmem / alltoallmem (#31), one PE's part run by coll_T host
+ * threads: with 1, the public routines; with more, the threads split the
+ * data as a CUDA warp's lanes do (shmemx_dev__coll_part, what
+ * shmemx_cuda.h's _warp and _block forms run), then thread 0 runs the
+ * barrier. Sizes on the store path and the engines (word and byte
+ * copies), two destinations in turn (a PE may write the next round's
+ * blocks while its peer still checks this one's). */
+static int coll_T;
+static pthread_barrier_t coll_bar;
+static unsigned char *coll_src, *coll_dst[2];
+static size_t coll_sizes[8];
+#define COLL_ROUNDS 4
+#define COLL_MAX 200003
+
+static unsigned char cpat(int from, int to, int round, size_t k)
+{
+    return (unsigned char)(k * 7 + (k >> 9) + (size_t)from * 31 +
+                           (size_t)to * 57 + (size_t)round * 13 + 1);
+}
+
+static void *coll_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg, T = coll_T, round = 0;
+    for (size_t si = 0; si < sizeof(coll_sizes) / sizeof(*coll_sizes); si++)
+        for (int a2a = 0; a2a < 2; a2a++)
+            for (int r = 0; r < COLL_ROUNDS; r++, round++) {
+                size_t n = coll_sizes[si];
+                unsigned char *dst = coll_dst[round % 2];
+                if (t == 0)
+                    for (int b = 0; b < (a2a ? npes : 1); b++)
+                        for (size_t k = 0; k < n; k++)
+                            coll_src[(size_t)b * n + k] =
+                                cpat(me, a2a ? b : 0, round, k);
+                if (T == 1) {
+                    if (a2a)
+                        shmemx_dev_alltoallmem(d, dst, coll_src, n);
+                    else
+                        shmemx_dev_fcollectmem(d, dst, coll_src, n);
+                } else {
+                    pthread_barrier_wait(&coll_bar); /* source written */
+                    shmemx_dev__coll_part(&d, (char *)dst,
+                                          (const char *)coll_src, n, a2a,
+                                          (unsigned)t, (unsigned)T,
+                                          "dev_host group");
+                    shmemx_dev__fence_sys();
+                    pthread_barrier_wait(&coll_bar);
+                    if (t == 0)
+                        shmemx_dev_barrier_all(d);
+                    pthread_barrier_wait(&coll_bar);
+                }
+                if (t)
+                    continue;
+                for (int from = 0; from < npes; from++) {
+                    const unsigned char *b = dst + (size_t)from * n;
+                    for (size_t k = 0; k < n; k++)
+                        if (b[k] != cpat(from, a2a ? me : 0, round, k)) {
+                            FAIL("%s of %zu bytes, %d thread%s, round %d: "
+                                 "block of PE %d, byte %zu is %u, not %u",
+                                 a2a ? "alltoallmem" : "fcollectmem", n, T,
+                                 T == 1 ? "" : "s", round, from, k, b[k],
+                                 cpat(from, a2a ? me : 0, round, k));
+                            break;
+                        }
+                }
+            }
+    return NULL;
+}
+
+static void phase_coll(int threads)
+{
+    size_t sm = d.store_max;
+    size_t sizes[] = {0, 1, 24, sm, sm + 8, 3 * sm + 5, 65536, COLL_MAX};
+    memcpy(coll_sizes, sizes, sizeof(sizes));
+    coll_T = threads;
+    if (pthread_barrier_init(&coll_bar, NULL, (unsigned)threads)) {
+        perror("pthread_barrier_init");
+        exit(1);
+    }
+    run_threads(coll_thread, threads);
+    pthread_barrier_destroy(&coll_bar);
+    shmem_barrier_all();
+}
+
 int main(int argc, char **argv)
 {
     shmem_init();
@@ -279,6 +367,17 @@ int main(int argc, char **argv)
         shmem_barrier_all(); /* the other PEs wait to be ended */
         return 1; /* not reached: PE 0 aborts and the job ends */
     }
+    if (argc > 1 && !strcmp(argv[1], "badcoll")) {
+        /* PE 0: a destination whose last blocks run past the end of the
+         * heap segment (the first byte is in it). */
+        if (me == 0)
+            shmemx_dev_fcollectmem(d,
+                                   (char *)(uintptr_t)(d.lo[0] + d.size[0]) -
+                                       64 * (size_t)npes + 8,
+                                   &arrive, 64);
+        shmem_barrier_all();
+        return 1; /* not reached */
+    }
     if (argc > 1)
         nthreads = atoi(argv[1]);
     if (argc > 2)
@@ -299,7 +398,11 @@ int main(int argc, char **argv)
     set_sig = shmem_calloc((size_t)npes, sizeof(uint64_t));
     amo64 = shmem_calloc(2, sizeof(uint64_t));
     amo32 = shmem_calloc(2, sizeof(int32_t));
-    if (!src_buf || !dst_buf || !arrive || !set_sig || !amo64 || !amo32) {
+    coll_src = shmem_malloc((size_t)npes * COLL_MAX);
+    coll_dst[0] = shmem_calloc((size_t)npes, COLL_MAX);
+    coll_dst[1] = shmem_calloc((size_t)npes, COLL_MAX);
+    if (!src_buf || !dst_buf || !arrive || !set_sig || !amo64 || !amo32 ||
+        !coll_src || !coll_dst[0] || !coll_dst[1]) {
         fprintf(stderr, "FAIL: PE %d: shmem_malloc\n", me);
         return 1;
     }
@@ -355,6 +458,10 @@ int main(int argc, char **argv)
         shmemx_dev_barrier_all(d);
     shmemx_dev_fence(d);
     shmemx_dev_quiet(d);
+
+    /* 5. device collectives: one thread, then a group. */
+    phase_coll(1);
+    phase_coll(nthreads < 4 ? nthreads : 4);
 
     static long lf, all;
     lf = fails;

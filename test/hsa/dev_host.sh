@@ -7,14 +7,16 @@
 #  1. 1 PE: 8 producer threads x 1000 puts of varied sizes into one queue
 #     (ring wrap-around, puts split across packets, store path and engine
 #     mixed), data checked, gets, contended atomics, p/g, signals, device
-#     barriers; SHMEM_SDMA_STATS counts the device queue's packets;
+#     barriers, fcollectmem/alltoallmem by one thread and by a group of
+#     threads; SHMEM_SDMA_STATS counts the device queue's packets;
 #  2. 2 PEs (8 x 1000) and 4 PEs (4 x 500): PE i's threads put into PE j's
 #     heap and signal, PE j waits on the signal and checks every byte;
 #  3. shmemx_dev_get returns -1 with one line on the cpu backend and where
 #     the hsa backend has no SDMA queue (HSA_MODEL_NO_QUEUES=1: async
 #     copies);
-#  4. a put to a PE that does not exist: one line naming routine, PE and
-#     value, the job fails (does not hang), nothing is left behind;
+#  4. a put to a PE that does not exist, and an fcollectmem whose
+#     destination runs past the end of the heap: one line naming routine,
+#     PE and value, the job fails (does not hang), nothing is left behind;
 #  5. SHMEM_HSA_MAX_QUEUES=1 (the RMA queue holds it): shmemx_dev_get
 #     cannot have its queue and says so; the job fails.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
@@ -49,6 +51,12 @@ expect_err "PE 1: shmemx_dev_get: the hsa backend runs hsa_amd_memory_async_copy
 run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badpe "$MARK"
 expect_fail "a put to PE 2 of 2"
 expect_err "PE 0: shmemx_dev_putmem_nbi: invalid PE 2 (npes 2)" "the bad PE's line"
+expect_clean "the failed job"
+
+run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badcoll "$MARK"
+expect_fail "an fcollectmem past the end of the heap"
+expect_err "PE 0: shmemx_dev_fcollectmem: address 0x[0-9a-f]* (the last byte of the destination) is past the end of its symmetric segment" \
+    "the destination's line"
 expect_clean "the failed job"
 
 # --- 5
