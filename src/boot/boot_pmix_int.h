@@ -32,10 +32,15 @@ typedef struct dsm_pmix_state {
     bool evhdlr_set;
     /* Re-initialization (OpenSHMEM 1.5: shmem_init after the last
      * shmem_finalize): fini leaves PMIx initialized (dormant; PMIx_Finalize
-     * runs at exit), since a PE's PMIx_Finalize while a peer already
-     * fences for its next init fails that fence (PARTIAL SUCCESS: seen
-     * with 4 PEs under mpirun). Each init after the first publishes its
-     * keys under "<key>@<epoch>", so no value of an earlier one is read. */
+     * runs at exit). Finalizing and starting a new session failed: a PE's
+     * PMIx_Finalize while a peer already fences for its next init fails
+     * that fence (PARTIAL SUCCESS, 4 PEs under mpirun), and with that
+     * fence retried, 6 of 12 re-inits across the simulated cluster's
+     * nodes still failed (INVALID-ARG from a later fence, Open MPI 4.1).
+     * The price: a program that _exit()s after shmem_finalize skips
+     * PMIx_Finalize, which mpirun calls an improper exit
+     * (shmem_finalize(3)). Each init after the first publishes its keys
+     * under "<key>@<epoch>", so no value of an earlier one is read. */
     bool dormant;
     bool exit_hook; /* pmix_at_exit registered */
     unsigned epoch;

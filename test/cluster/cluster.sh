@@ -8,7 +8,8 @@
 #     gets, atomics, fcollect, shmem_ptr and SHMEM_TEAM_SHARED per host);
 #     SHMEM_DEBUG's path table (shm to the PEs of its node, the network on
 #     the bridge's interface cl0 to the others, never lo) and SHMEM_INFO's
-#     bootstrap line (pmix, 3 nodes); test/mp/signal_ops on 3 x 2.
+#     bootstrap line (pmix, 3 nodes); test/mp/signal_ops and test/mp/reinit
+#     (three init/finalize rounds) on 3 x 2.
 #  2. The same job through dmashmem's own hand-off, oshrun --hosts; a
 #     node-local provider (SHMEM_OFI_PROVIDER=shm) refused with its line.
 #  3. Faults during a loop of puts and barriers (SHMEM_PEER_TIMEOUT=4):
@@ -98,6 +99,12 @@ expect_rc 0 "signal_ops on 3 nodes x 2 PEs"
 printf '%s\n%s\n' "$OUT" "$ERR" | grep -q '^FAIL' &&
     fail "signal_ops on 3 nodes x 2 PEs printed FAIL"
 expect_count 1 "^signal_ops: 6 PEs OK\$" "$OUT" "signal_ops on 3 nodes x 2 PEs"
+
+# Re-initialization over the nodes: PMIx stays up across the finalize
+# (boot_pmix_int.h), the network paths are made again.
+run mpirun_cl -np 6 --host $HOSTS2 --map-by node "$TOP_B/test/mp/reinit" "$MARK"
+expect_rc 0 "reinit on 3 nodes x 2 PEs"
+expect_count 1 "^reinit: 3 rounds passed\$" "$OUT" "reinit on 3 nodes x 2 PEs"
 
 # ---------------------------------------------------------------- 2: oshrun
 run cl_on 1 env OMPI_MCA_plm_rsh_agent="$CL_AGENT" \

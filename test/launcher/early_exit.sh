@@ -5,7 +5,7 @@
 # other PEs and returns non-zero, leaving nothing in /dev/shm or TMPDIR.
 # A PE that returns from main without shmem_finalize fails the job too
 # (one line naming the PE and the status); one that never calls shmem_init
-# is no failure.
+# is no failure, nor is one that calls _exit(0) after shmem_finalize.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
 shm_list() {
@@ -32,6 +32,10 @@ for n in 2 4; do
     [ "$lines" -ge 1 ] && [ "$lines" -le $n ] ||
         fail "return from main without finalize with $n PEs: $lines lines"
     expect_clean "return from main without finalize with $n PEs"
+
+    run "$LAUNCHER" -n $n --timeout 30 "$EXIT_PROG" finalize_exit "$MARK"
+    expect_rc 0 "_exit(0) after shmem_finalize with $n PEs"
+    expect_clean "_exit(0) after shmem_finalize with $n PEs"
 
     run "$LAUNCHER" -n $n --timeout 30 /bin/true "$MARK"
     expect_rc 0 "/bin/true (no shmem_init) with $n PEs"

@@ -11,6 +11,8 @@
  *                    implicit one at exit), the others wait in a barrier
  *       no_finalize  every PE returns from main without shmem_finalize
  *                    (an error since 1.4: the job fails)
+ *       finalize_exit  every PE calls shmem_finalize, then _exit(0) (no
+ *                    exit handlers: a clean end all the same)
  *       ok           init, barrier, finalize
  * The marker argument is ignored: it only makes the processes findable.
  */
@@ -68,5 +70,9 @@ int main(int argc, char **argv)
     }
     shmem_free(heap);
     shmem_finalize();
+    if (!strcmp(mode, "finalize_exit")) {
+        fflush(stdout);
+        _exit(0);
+    }
     return 0;
 }
