@@ -421,7 +421,7 @@ SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
         __threadfence_system();                                                \
         __syncwarp();                                                          \
         if (lane == 0)                                                         \
-            shmemx_dev_barrier_all(d);                                         \
+            shmemx_dev__coll_end(&d, n, "shmemx_dev_" #NAME "_warp");          \
         __syncwarp();                                                          \
     }                                                                          \
     SHMEMX_DEV_FN void shmemx_dev_##NAME##_block(shmemx_dev_t d, void *dest,  \
@@ -435,7 +435,7 @@ SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
         __threadfence_system();                                                \
         __syncthreads();                                                       \
         if (t == 0)                                                            \
-            shmemx_dev_barrier_all(d);                                         \
+            shmemx_dev__coll_end(&d, n, "shmemx_dev_" #NAME "_block");         \
         __syncthreads();                                                       \
     }
 SHMEMX_DEV__COLL_GROUP(fcollectmem, 0)

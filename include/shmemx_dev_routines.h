@@ -348,20 +348,25 @@ SHMEMX_DEV__AMO_ALL
  * arrival words (epoch e from PE j goes to word ARRIVE + j). Called by one
  * thread per PE (any one; the others of the kernel are not involved). Not
  * bounded: it waits for peers. */
-SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
+SHMEMX_DEV_FN void shmemx_dev__dissemination(const shmemx_dev_t *d)
 {
     volatile unsigned long long *my =
-        (volatile unsigned long long *)shmemx_dev__local(&d, d.words);
-    shmemx_dev_quiet(d);
+        (volatile unsigned long long *)shmemx_dev__local(d, d->words);
     unsigned long long e = ++my[SHMEMX_DEV_W_EPOCH];
-    for (int k = 1; k < d.npes; k <<= 1) {
-        int to = (d.me + k) % d.npes, from = (d.me - k + d.npes) % d.npes;
-        char *w = shmemx_dev__ptr(&d, &d.words[SHMEMX_DEV_W_ARRIVE + d.me],
+    for (int k = 1; k < d->npes; k <<= 1) {
+        int to = (d->me + k) % d->npes, from = (d->me - k + d->npes) % d->npes;
+        char *w = shmemx_dev__ptr(d, &d->words[SHMEMX_DEV_W_ARRIVE + d->me],
                                   to, "shmemx_dev_barrier_all");
         shmemx_dev__st_rel(w, e);
         while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + from]) < e)
             shmemx_dev__relax();
     }
+}
+
+SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
+{
+    shmemx_dev_quiet(d);
+    shmemx_dev__dissemination(&d);
 }
 
 /* ---- collectives over all PEs (#31) ----
@@ -372,9 +377,9 @@ SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
  * straight to its PE, by stores through the peer's mapping when n is at
  * most store_max (the store path; a group's threads split every block),
  * by one engine request per PE above it (no SM moves those bytes); then
- * shmemx_dev_barrier_all (a quiet, so the engines' copies are done, and
- * the dissemination barrier), so on return dest holds every block on
- * every PE. Over the PEs of the handle (the world team), which are on
+ * the barrier's rounds, after a system fence (stores) or after the PE's
+ * engine requests are done (as a quiet), so on return dest holds every
+ * block on every PE. Over the PEs of the handle (the world team), which are on
  * this node. As the host's: dest on every PE must be ready for the data
  * before any PE calls (two calls in a row into one dest with reads of it
  * between need a barrier, or alternate two buffers); the source may be
@@ -399,7 +404,7 @@ SHMEMX_DEV_FN char *shmemx_dev__ptr_n(const shmemx_dev_t *d, const void *sym,
  * of it with 0 of 1): the store path's words of every block, or the
  * engine requests of every nthr-th PE. Self last, the next PE first. The
  * caller then makes its stores visible and one thread of the group calls
- * shmemx_dev_barrier_all. */
+ * shmemx_dev__coll_end. */
 SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
                                          const char *src, size_t n, int a2a,
                                          unsigned rank, unsigned nthr,
@@ -421,20 +426,35 @@ SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
     }
 }
 
+/* The end of a collective, one thread of the group, after its threads'
+ * parts: the blocks visible (store path: a system fence, the threads
+ * fenced theirs; engines: every request of the PE done, as a quiet),
+ * then the barrier's dissemination rounds. */
+SHMEMX_DEV_FN void shmemx_dev__coll_end(const shmemx_dev_t *d, size_t n,
+                                        const char *routine)
+{
+    shmemx_dev__fence_sys();
+    if (n > d->store_max)
+        shmemx_dev__wait_done(d, shmemx_dev__issued(d), routine);
+    shmemx_dev__dissemination(d);
+}
+
 SHMEMX_DEV_FN void shmemx_dev_fcollectmem(shmemx_dev_t d, void *dest,
                                           const void *src, size_t n)
 {
+    const char *rn = "shmemx_dev_fcollectmem";
     shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 0, 0, 1,
-                          "shmemx_dev_fcollectmem");
-    shmemx_dev_barrier_all(d);
+                          rn);
+    shmemx_dev__coll_end(&d, n, rn);
 }
 
 SHMEMX_DEV_FN void shmemx_dev_alltoallmem(shmemx_dev_t d, void *dest,
                                           const void *src, size_t n)
 {
+    const char *rn = "shmemx_dev_alltoallmem";
     shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 1, 0, 1,
-                          "shmemx_dev_alltoallmem");
-    shmemx_dev_barrier_all(d);
+                          rn);
+    shmemx_dev__coll_end(&d, n, rn);
 }
 
 #endif /* SHMEMX_DEV_ROUTINES_H */

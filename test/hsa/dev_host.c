@@ -259,10 +259,10 @@ static void phase_set(void)
 /* 5. fcollectmem / alltoallmem (#31), one PE's part run by coll_T host
  * threads: with 1, the public routines; with more, the threads split the
  * data as a CUDA warp's lanes do (shmemx_dev__coll_part, what
- * shmemx_cuda.h's _warp and _block forms run), then thread 0 runs the
- * barrier. Sizes on the store path and the engines (word and byte
- * copies), two destinations in turn (a PE may write the next round's
- * blocks while its peer still checks this one's). */
+ * shmemx_cuda.h's _warp and _block forms run), then thread 0 ends it
+ * (shmemx_dev__coll_end). Sizes on the store path and the engines (word
+ * and byte copies), two destinations in turn (a PE may write the next
+ * round's blocks while its peer still checks this one's). */
 static int coll_T;
 static pthread_barrier_t coll_bar;
 static unsigned char *coll_src, *coll_dst[2];
@@ -303,7 +303,7 @@ static void *coll_thread(void *arg)
                     shmemx_dev__fence_sys();
                     pthread_barrier_wait(&coll_bar);
                     if (t == 0)
-                        shmemx_dev_barrier_all(d);
+                        shmemx_dev__coll_end(&d, n, "dev_host group");
                     pthread_barrier_wait(&coll_bar);
                 }
                 if (t)
