@@ -13,8 +13,10 @@
 # (configure, Makefile.in, aclocal.m4, config/: `autoreconf -fi`).
 #
 # Builds the library and launcher (configure + make in NVCMP_BUILD,
-# default build-nvcmp) and bench/gpu_devbench.cu with nvcc (no -rdc: the
-# device API is header-only), and bench/nvshmem_bench.cu with nvcc -rdc
+# default build-nvcmp), bench/gpu_devbench.cu and test/gpu/dev_api.cu
+# with nvcc (no -rdc: the device API is header-only; dev_api's coll phase
+# checks the data of the kernel-started collectives before their rows),
+# and bench/nvshmem_bench.cu with nvcc -rdc
 # against NVSHMEM (in parallel). Then, each group a job of its own (a
 # failure or a hang costs that row group only, under a timeout), both
 # libraries with the same rows (bench/gpu_cmp.cuh; gpu_devbench --nvcmp,
@@ -90,12 +92,16 @@ fi
 
 # ---- dmashmem
 OURS=$B/gpu_devbench
-rm -f "$OURS"
+DEVAPI=$B/dev_api
+rm -f "$OURS" "$DEVAPI"
 if dev_build "$B" "$OUTDIR/build-nvcmp.log" src/libdmashmem.la src/launcher/shmem_launcher &&
     "$NVCC" -arch=sm_90 -O2 -I"$SRC/include" -o "$OURS" "$SRC/bench/gpu_devbench.cu" \
         -L"$B/src/.libs" -ldmashmem -Xlinker -rpath="$B/src/.libs" \
-        >"$OUTDIR/build-gpu_devbench.log" 2>&1; then
-    row "build dmashmem + gpu_devbench" "ok ($SECONDS s)"
+        >"$OUTDIR/build-gpu_devbench.log" 2>&1 &&
+    "$NVCC" -arch=sm_90 -O2 -I"$SRC/include" -o "$DEVAPI" "$SRC/test/gpu/dev_api.cu" \
+        -L"$B/src/.libs" -ldmashmem -Xlinker -rpath="$B/src/.libs" \
+        >>"$OUTDIR/build-gpu_devbench.log" 2>&1; then
+    row "build dmashmem + gpu_devbench + dev_api" "ok ($SECONDS s)"
 else
     row "build dmashmem + gpu_devbench" "FAILED: the dmashmem column is skipped"
     tail -20 "$OUTDIR/build-gpu_devbench.log" 2>/dev/null
@@ -200,11 +206,32 @@ job() {
 }
 both() { job nvshmem "$@"; job dmashmem "$@"; }
 
+# The data of the kernel-started collectives whose rows follow (dev_api
+# coll: one-thread, warp and block forms, stores and engines, every byte
+# checked), 2 PEs, under MPS where it runs.
+check_coll() {
+    local -a pre=()
+    if [ ! -x "$DEVAPI" ] || [ ! -x "$L" ]; then
+        row "dev_api coll 2 PEs" "SKIP (no build)"
+        return
+    fi
+    if late 30; then row "dev_api coll 2 PEs" "NOT RUN (deadline)"; return; fi
+    [ -n "$MPSD" ] && pre=("CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe"
+        "CUDA_MPS_LOG_DIRECTORY=$MPSD/log" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50")
+    if env ${pre[@]+"${pre[@]}"} timeout -k 5 60 "$L" -n 2 --timeout 55 "$DEVAPI" coll \
+        >"$OUTDIR/dev_api-coll.log" 2>&1; then
+        row "dev_api coll 2 PEs${MPSD:+ (MPS)}" "ok"
+    else
+        row "dev_api coll 2 PEs${MPSD:+ (MPS)}" "FAILED: $(grep -m1 -E 'FAIL|dmashmem: PE' "$OUTDIR/dev_api-coll.log" | cut -c1-150)"
+    fi
+}
+
 # Most telling first: a late step is skipped, not the whole report.
 both 2 rma 60
 both 1 rma 60
 if mps_start; then MPS=mps; else MPS=""; fi
 MPS_NOTE=${MPS:+"2-PE collectives under MPS, 50 % each"}
+check_coll
 both 2 kcoll 60 $MPS
 both 2 coll 90 $MPS
 both 2 queued 90 $MPS
