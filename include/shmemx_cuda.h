@@ -415,27 +415,29 @@ SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
                                                 const void *src, size_t n)    \
     {                                                                          \
         unsigned lane = shmemx_dev__tid() & 31u;                               \
+        unsigned long long e = shmemx_dev__next_epoch(&d);                     \
         __syncwarp();                                                          \
-        shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, A2A,     \
+        shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, A2A, e,  \
                               lane, 32, "shmemx_dev_" #NAME "_warp");          \
         __threadfence_system();                                                \
         __syncwarp();                                                          \
         if (lane == 0)                                                         \
-            shmemx_dev__coll_end(&d, n, "shmemx_dev_" #NAME "_warp");          \
+            shmemx_dev__coll_end(&d, n, e, "shmemx_dev_" #NAME "_warp");       \
         __syncwarp();                                                          \
     }                                                                          \
     SHMEMX_DEV_FN void shmemx_dev_##NAME##_block(shmemx_dev_t d, void *dest,  \
                                                  const void *src, size_t n)   \
     {                                                                          \
         unsigned t = shmemx_dev__tid();                                        \
+        unsigned long long e = shmemx_dev__next_epoch(&d);                     \
         __syncthreads();                                                       \
-        shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, A2A, t,  \
-                              blockDim.x * blockDim.y * blockDim.z,            \
+        shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, A2A, e,  \
+                              t, blockDim.x * blockDim.y * blockDim.z,         \
                               "shmemx_dev_" #NAME "_block");                   \
         __threadfence_system();                                                \
         __syncthreads();                                                       \
         if (t == 0)                                                            \
-            shmemx_dev__coll_end(&d, n, "shmemx_dev_" #NAME "_block");         \
+            shmemx_dev__coll_end(&d, n, e, "shmemx_dev_" #NAME "_block");      \
         __syncthreads();                                                       \
     }
 SHMEMX_DEV__COLL_GROUP(fcollectmem, 0)

@@ -376,9 +376,9 @@ SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
  * on PE pe. One shot, nothing made ahead on the host: each block goes
  * straight to its PE, by stores through the peer's mapping when n is at
  * most store_max (the store path; a group's threads split every block),
- * by one engine request per PE above it (no SM moves those bytes); then
- * the barrier's rounds, after a system fence (stores) or after the PE's
- * engine requests are done (as a quiet), so on return dest holds every
+ * by one engine request per PE above it, each followed on the engines by
+ * the signal of its arrival (no SM moves those bytes); then one round of
+ * arrival words (shmemx_dev__coll_end), so on return dest holds every
  * block on every PE. Over the PEs of the handle (the world team), which are on
  * this node. As the host's: dest on every PE must be ready for the data
  * before any PE calls (two calls in a row into one dest with reads of it
@@ -400,15 +400,28 @@ SHMEMX_DEV_FN char *shmemx_dev__ptr_n(const shmemx_dev_t *d, const void *sym,
     return r;
 }
 
-/* Thread `rank` of `nthr`'s share of a collective's data movement (all
- * of it with 0 of 1): the store path's words of every block, or the
- * engine requests of every nthr-th PE. Self last, the next PE first. The
- * caller then makes its stores visible and one thread of the group calls
+/* The epoch of this PE's next collective or barrier (its count of them so
+ * far + 1). Every thread of a group reads it before the group's leader
+ * ends the call (shmemx_dev__coll_end stores it). */
+SHMEMX_DEV_FN unsigned long long shmemx_dev__next_epoch(const shmemx_dev_t *d)
+{
+    return ((volatile unsigned long long *)shmemx_dev__local(
+               d, d->words))[SHMEMX_DEV_W_EPOCH] +
+           1;
+}
+
+/* Thread `rank` of `nthr`'s share of collective e's data movement (all of
+ * it with 0 of 1): on the store path the words of every block it stores
+ * (the leader signals the peers after the group's stores); on the engine
+ * path one request per nthr-th PE, each block to a peer followed on the
+ * engines by its signal: this PE's arrival word there (ARRIVE + me, as
+ * the barrier's) set to e. Self last, the next PE first. The caller then
+ * makes its stores visible and one thread of the group calls
  * shmemx_dev__coll_end. */
 SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
                                          const char *src, size_t n, int a2a,
-                                         unsigned rank, unsigned nthr,
-                                         const char *routine)
+                                         unsigned long long e, unsigned rank,
+                                         unsigned nthr, const char *routine)
 {
     (void)shmemx_dev__ptr_n(d, dest, n * (size_t)d->npes, d->me, routine);
     if (!n)
@@ -418,43 +431,74 @@ SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
         int pe = (d->me + i) % d->npes;
         const char *s = a2a ? src + (size_t)pe * n : src;
         char *r = shmemx_dev__ptr(d, dest + (size_t)d->me * n, pe, routine);
-        if (n <= d->store_max)
+        if (n <= d->store_max) {
             shmemx_dev__copy_part(r, s, n, rank, nthr);
-        else if ((unsigned)(i - 1) % nthr == rank)
-            (void)shmemx_dev__engine_copy(d, (uint64_t)(uintptr_t)r,
-                                          (uint64_t)(uintptr_t)s, n, routine);
+        } else if ((unsigned)(i - 1) % nthr == rank) {
+            if (pe == d->me) {
+                (void)shmemx_dev__engine_copy(d, (uint64_t)(uintptr_t)r,
+                                              (uint64_t)(uintptr_t)s, n,
+                                              routine);
+                continue;
+            }
+            char *w = shmemx_dev__ptr(
+                d, &d->words[SHMEMX_DEV_W_ARRIVE + d->me], pe, routine);
+            if (!shmemx_dev__engine_put_signal(
+                    d, (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)s, n,
+                    (uint64_t)(uintptr_t)w, e, SHMEM_SIGNAL_SET, routine))
+                shmemx_dev__st_rel(w, e); /* the data is there */
+        }
     }
 }
 
-/* The end of a collective, one thread of the group, after its threads'
- * parts: the blocks visible (store path: a system fence, the threads
- * fenced theirs; engines: every request of the PE done, as a quiet),
- * then the barrier's dissemination rounds. */
+/* The end of collective e, one thread of the group, after its threads'
+ * parts: on the store path a system fence and then e into every peer's
+ * arrival word for this PE; on the engine path the PE's requests done
+ * (as a quiet: its own block, and the engines' signals, are out). Then
+ * wait until every peer's arrival word here says e: every block is in
+ * dest. One round, where the barrier's dissemination takes log2(npes);
+ * the words and epochs are the barrier's (monotonic per word, so the two
+ * mix). */
 SHMEMX_DEV_FN void shmemx_dev__coll_end(const shmemx_dev_t *d, size_t n,
+                                        unsigned long long e,
                                         const char *routine)
 {
+    volatile unsigned long long *my =
+        (volatile unsigned long long *)shmemx_dev__local(d, d->words);
+    my[SHMEMX_DEV_W_EPOCH] = e;
     shmemx_dev__fence_sys();
-    if (n > d->store_max)
+    if (n <= d->store_max) {
+        for (int i = 1; i < d->npes; i++)
+            shmemx_dev__st_rel(
+                shmemx_dev__ptr(d, &d->words[SHMEMX_DEV_W_ARRIVE + d->me],
+                                (d->me + i) % d->npes, routine),
+                e);
+    } else {
         shmemx_dev__wait_done(d, shmemx_dev__issued(d), routine);
-    shmemx_dev__dissemination(d);
+    }
+    for (int j = 0; j < d->npes; j++)
+        if (j != d->me)
+            while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + j]) < e)
+                shmemx_dev__relax();
 }
 
 SHMEMX_DEV_FN void shmemx_dev_fcollectmem(shmemx_dev_t d, void *dest,
                                           const void *src, size_t n)
 {
     const char *rn = "shmemx_dev_fcollectmem";
-    shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 0, 0, 1,
+    unsigned long long e = shmemx_dev__next_epoch(&d);
+    shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 0, e, 0, 1,
                           rn);
-    shmemx_dev__coll_end(&d, n, rn);
+    shmemx_dev__coll_end(&d, n, e, rn);
 }
 
 SHMEMX_DEV_FN void shmemx_dev_alltoallmem(shmemx_dev_t d, void *dest,
                                           const void *src, size_t n)
 {
     const char *rn = "shmemx_dev_alltoallmem";
-    shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 1, 0, 1,
+    unsigned long long e = shmemx_dev__next_epoch(&d);
+    shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 1, e, 0, 1,
                           rn);
-    shmemx_dev__coll_end(&d, n, rn);
+    shmemx_dev__coll_end(&d, n, e, rn);
 }
 
 #endif /* SHMEMX_DEV_ROUTINES_H */

@@ -295,19 +295,26 @@ static void *coll_thread(void *arg)
                     else
                         shmemx_dev_fcollectmem(d, dst, coll_src, n);
                 } else {
+                    unsigned long long e = shmemx_dev__next_epoch(&d);
                     pthread_barrier_wait(&coll_bar); /* source written */
                     shmemx_dev__coll_part(&d, (char *)dst,
-                                          (const char *)coll_src, n, a2a,
+                                          (const char *)coll_src, n, a2a, e,
                                           (unsigned)t, (unsigned)T,
                                           "dev_host group");
                     shmemx_dev__fence_sys();
                     pthread_barrier_wait(&coll_bar);
                     if (t == 0)
-                        shmemx_dev__coll_end(&d, n, "dev_host group");
+                        shmemx_dev__coll_end(&d, n, e, "dev_host group");
                     pthread_barrier_wait(&coll_bar);
                 }
                 if (t)
                     continue;
+                /* Barriers between some calls: their dissemination rounds
+                 * and the collectives' arrival words share words and
+                 * epochs (checked after it: the barrier must not let a
+                 * block still missing pass). */
+                if (T == 1 && round % 3 == 2)
+                    shmemx_dev_barrier_all(d);
                 for (int from = 0; from < npes; from++) {
                     const unsigned char *b = dst + (size_t)from * n;
                     for (size_t k = 0; k < n; k++)
