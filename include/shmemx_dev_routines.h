@@ -67,9 +67,9 @@ SHMEMX_DEV__FAIL_FN void shmemx_dev__fail(const shmemx_dev_t *d,
                           routine, (int)v);
         break;
     case SHMEMX_DEV__E_END:
-        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: address %p (the last byte "
-                          "of the destination) is past the end of its "
-                          "symmetric segment\n",
+        SHMEMX_DEV__PRINT("dmashmem: PE %d: %s: address %p, the last byte "
+                          "of the symmetric range, is past the end of its "
+                          "segment\n",
                           d->me, routine, (void *)(uintptr_t)v);
         break;
     case SHMEMX_DEV__E_ACTIVE:
@@ -85,9 +85,12 @@ SHMEMX_DEV__FAIL_FN void shmemx_dev__fail(const shmemx_dev_t *d,
     SHMEMX_DEV__ABORT();
 }
 
-/* The GPU address of symmetric address sym on PE pe. */
-SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
-                                    int pe, const char *routine)
+/* The GPU address of the n bytes at symmetric address sym on PE pe
+ * (n >= 1), all of them in one segment: a range that runs past its
+ * segment's end is a misuse (one line naming the last byte), not a write
+ * into whatever lies beyond. */
+SHMEMX_DEV_FN char *shmemx_dev__ptr_n(const shmemx_dev_t *d, const void *sym,
+                                      size_t n, int pe, const char *routine)
 {
     uint64_t a = (uint64_t)(uintptr_t)sym;
     if ((unsigned)pe >= (unsigned)d->npes)
@@ -96,6 +99,8 @@ SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
     for (int s = 0; s < SHMEMX_DEV_SEGS; s++) {
         uint64_t off = a - d->lo[s];
         if (off < d->size[s]) {
+            if (n > d->size[s] - off)
+                shmemx_dev__fail(d, routine, SHMEMX_DEV__E_END, a + n - 1);
             uint64_t b =
                 shmemx_dev__ld_base(&d->base[pe * SHMEMX_DEV_SEGS + s]);
             if (!b)
@@ -106,6 +111,13 @@ SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
     }
     shmemx_dev__fail(d, routine, SHMEMX_DEV__E_ADDR, a);
     return 0;
+}
+
+/* The same for one byte (a signal word, a p/g or AMO's first byte). */
+SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
+                                    int pe, const char *routine)
+{
+    return shmemx_dev__ptr_n(d, sym, 1, pe, routine);
 }
 
 /* The part of thread `rank` of `nthr` in copying n bytes with loads and
@@ -160,7 +172,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
                                          const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_putmem_nbi";
-    char *r = shmemx_dev__ptr(&d, dest, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, dest, n ? n : 1, pe, rn);
     src = shmemx_dev__local(&d, src);
     if (n <= d.store_max) {
         shmemx_dev__copy(r, src, n);
@@ -174,7 +186,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
                                      const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_putmem";
-    char *r = shmemx_dev__ptr(&d, dest, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, dest, n ? n : 1, pe, rn);
     src = shmemx_dev__local(&d, src);
     if (n <= d.store_max) {
         shmemx_dev__copy(r, src, n);
@@ -192,7 +204,7 @@ SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
                                          const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_getmem_nbi";
-    char *r = shmemx_dev__ptr(&d, src, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, src, n ? n : 1, pe, rn);
     dest = shmemx_dev__local(&d, dest);
     if (n <= d.store_max) {
         shmemx_dev__copy(dest, r, n);
@@ -206,7 +218,7 @@ SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
                                      const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_getmem";
-    char *r = shmemx_dev__ptr(&d, src, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, src, n ? n : 1, pe, rn);
     dest = shmemx_dev__local(&d, dest);
     if (n <= d.store_max) {
         shmemx_dev__copy(dest, r, n);
@@ -234,8 +246,9 @@ SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
                                                 int pe)
 {
     const char *rn = "shmemx_dev_putmem_signal_nbi";
-    char *r = shmemx_dev__ptr(&d, dest, pe, rn);
-    uint64_t *sig = (uint64_t *)shmemx_dev__ptr(&d, sig_addr, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, dest, n ? n : 1, pe, rn);
+    uint64_t *sig =
+        (uint64_t *)shmemx_dev__ptr_n(&d, sig_addr, sizeof(*sig), pe, rn);
     if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
         shmemx_dev__fail(&d, rn, SHMEMX_DEV__E_SIGOP, (uint64_t)sig_op);
     src = shmemx_dev__local(&d, src);
@@ -301,13 +314,13 @@ SHMEMX_DEV_FN uint64_t shmemx_dev_signal_wait_until(shmemx_dev_t d,
     SHMEMX_DEV_FN void shmemx_dev_##N##_p(shmemx_dev_t d, T *dest, T value,    \
                                           int pe)                              \
     {                                                                          \
-        *(volatile T *)shmemx_dev__ptr(&d, dest, pe, "shmemx_dev_" #N "_p") =  \
-            value;                                                             \
+        *(volatile T *)shmemx_dev__ptr_n(&d, dest, sizeof(T), pe,              \
+                                         "shmemx_dev_" #N "_p") = value;       \
     }                                                                          \
     SHMEMX_DEV_FN T shmemx_dev_##N##_g(shmemx_dev_t d, const T *src, int pe)   \
     {                                                                          \
-        return *(volatile T *)shmemx_dev__ptr(&d, src, pe,                     \
-                                              "shmemx_dev_" #N "_g");          \
+        return *(volatile T *)shmemx_dev__ptr_n(&d, src, sizeof(T), pe,        \
+                                                "shmemx_dev_" #N "_g");        \
     }
 SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
 #undef SHMEMX_DEV_PG
@@ -319,22 +332,22 @@ SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
                                                       T *dest, T value,        \
                                                       int pe)                  \
     {                                                                          \
-        A *p = (A *)shmemx_dev__ptr(&d, dest, pe,                              \
-                                    "shmemx_dev_" #N "_atomic_fetch_add");     \
+        A *p = (A *)shmemx_dev__ptr_n(&d, dest, sizeof(A), pe,                 \
+                                      "shmemx_dev_" #N "_atomic_fetch_add");   \
         return (T)SHMEMX_DEV__FADD(p, (A)value);                               \
     }                                                                          \
     SHMEMX_DEV_FN void shmemx_dev_##N##_atomic_add(shmemx_dev_t d, T *dest,    \
                                                    T value, int pe)            \
     {                                                                          \
-        A *p = (A *)shmemx_dev__ptr(&d, dest, pe,                              \
-                                    "shmemx_dev_" #N "_atomic_add");           \
+        A *p = (A *)shmemx_dev__ptr_n(&d, dest, sizeof(A), pe,                 \
+                                      "shmemx_dev_" #N "_atomic_add");         \
         (void)SHMEMX_DEV__FADD(p, (A)value);                                   \
     }                                                                          \
     SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_compare_swap(                      \
         shmemx_dev_t d, T *dest, T cond, T value, int pe)                      \
     {                                                                          \
-        A *p = (A *)shmemx_dev__ptr(&d, dest, pe,                              \
-                                    "shmemx_dev_" #N "_atomic_compare_swap");  \
+        A *p = (A *)shmemx_dev__ptr_n(&d, dest, sizeof(A), pe,                 \
+                                      "shmemx_dev_" #N "_atomic_compare_swap");\
         A c_ = (A)cond;                                                        \
         SHMEMX_DEV__CAS(p, c_, (A)value);                                      \
         return (T)c_;                                                          \
@@ -384,21 +397,6 @@ SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
  * before any PE calls (two calls in a row into one dest with reads of it
  * between need a barrier, or alternate two buffers); the source may be
  * any local GPU address, the destination is symmetric. */
-
-/* The GPU address of the n bytes at sym on PE pe, all in one segment. */
-SHMEMX_DEV_FN char *shmemx_dev__ptr_n(const shmemx_dev_t *d, const void *sym,
-                                      size_t n, int pe, const char *routine)
-{
-    char *r = shmemx_dev__ptr(d, sym, pe, routine);
-    uint64_t a = (uint64_t)(uintptr_t)sym;
-    SHMEMX_DEV__UNROLL
-    for (int s = 0; s < SHMEMX_DEV_SEGS; s++) {
-        uint64_t off = a - d->lo[s];
-        if (off < d->size[s] && n > d->size[s] - off)
-            shmemx_dev__fail(d, routine, SHMEMX_DEV__E_END, a + n - 1);
-    }
-    return r;
-}
 
 /* The epoch of this PE's next collective or barrier (its count of them so
  * far + 1). Every thread of a group reads it before the group's leader

@@ -23,6 +23,8 @@
  *     store path and the engines, by one thread and by a group of
  *     threads splitting the data (as a warp's lanes), every byte checked.
  *   dev_host badpe      a put to PE npes: one line, the process aborts
+ *   dev_host badput     a putmem_nbi whose last 8 bytes lie past the end
+ *                       of the heap: one line, the process aborts
  *   dev_host badcoll    an fcollectmem whose destination runs past the
  *                       end of the heap: one line, the process aborts
  */
@@ -373,6 +375,16 @@ int main(int argc, char **argv)
             shmemx_dev_putmem_nbi(d, &arrive, &arrive, 8, npes);
         shmem_barrier_all(); /* the other PEs wait to be ended */
         return 1; /* not reached: PE 0 aborts and the job ends */
+    }
+    if (argc > 1 && !strcmp(argv[1], "badput")) {
+        /* PE 0: 64 bytes whose last 8 lie past the end of the heap. */
+        static char buf[64];
+        if (me == 0)
+            shmemx_dev_putmem_nbi(
+                d, (char *)(uintptr_t)(d.lo[0] + d.size[0]) - 56, buf, 64,
+                npes - 1);
+        shmem_barrier_all();
+        return 1; /* not reached */
     }
     if (argc > 1 && !strcmp(argv[1], "badcoll")) {
         /* PE 0: a destination whose last blocks run past the end of the

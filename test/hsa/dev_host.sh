@@ -14,7 +14,7 @@
 #  3. shmemx_dev_get returns -1 with one line on the cpu backend and where
 #     the hsa backend has no SDMA queue (HSA_MODEL_NO_QUEUES=1: async
 #     copies);
-#  4. a put to a PE that does not exist, and an fcollectmem whose
+#  4. a put to a PE that does not exist, a put and an fcollectmem whose
 #     destination runs past the end of the heap: one line naming routine,
 #     PE and value, the job fails (does not hang), nothing is left behind;
 #  5. SHMEM_HSA_MAX_QUEUES=1 (the RMA queue holds it): shmemx_dev_get
@@ -53,9 +53,14 @@ expect_fail "a put to PE 2 of 2"
 expect_err "PE 0: shmemx_dev_putmem_nbi: invalid PE 2 (npes 2)" "the bad PE's line"
 expect_clean "the failed job"
 
+run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badput "$MARK"
+expect_fail "a putmem_nbi past the end of the heap"
+expect_err "PE 0: shmemx_dev_putmem_nbi: address 0x[0-9a-f]*, the last byte of the symmetric range, is past the end of its segment" \
+    "the put's line"
+expect_clean "the failed job"
 run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badcoll "$MARK"
 expect_fail "an fcollectmem past the end of the heap"
-expect_err "PE 0: shmemx_dev_fcollectmem: address 0x[0-9a-f]* (the last byte of the destination) is past the end of its symmetric segment" \
+expect_err "PE 0: shmemx_dev_fcollectmem: address 0x[0-9a-f]*, the last byte of the symmetric range, is past the end of its segment" \
     "the destination's line"
 expect_clean "the failed job"
 
