@@ -355,6 +355,23 @@ ALIAS shmemx_dev_signal_fetch shmemx_dev ;
 ALIAS shmemx_dev_quiet shmemx_dev ;
 ALIAS shmemx_dev_fence shmemx_dev ;
 ALIAS shmemx_dev_barrier_all shmemx_dev ;
+ALIAS shmemx_dev_fcollectmem shmemx_dev ;
+ALIAS shmemx_dev_alltoallmem shmemx_dev ;
+ALIAS shmemx_dev_req_start shmemx_dev ;
+ALIAS shmemx_dev_req_wait shmemx_dev ;
+/* The _warp and _block forms (CUDA). */
+#define DEV_GROUP(NAME)                                                        \
+    ALIAS shmemx_dev_##NAME##_warp shmemx_dev ;                                \
+    ALIAS shmemx_dev_##NAME##_block shmemx_dev ;
+DEV_GROUP(putmem)
+DEV_GROUP(putmem_nbi)
+DEV_GROUP(getmem)
+DEV_GROUP(getmem_nbi)
+DEV_GROUP(putmem_signal_nbi)
+DEV_GROUP(quiet)
+DEV_GROUP(barrier_all)
+DEV_GROUP(fcollectmem)
+DEV_GROUP(alltoallmem)
 #define DEV_PG(T, N)                                                           \
     ALIAS shmemx_dev_##N##_p shmemx_dev ;                                      \
     ALIAS shmemx_dev_##N##_g shmemx_dev ;
