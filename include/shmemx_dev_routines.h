@@ -392,11 +392,11 @@ SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
  * by one engine request per PE above it, each followed on the engines by
  * the signal of its arrival (no SM moves those bytes); then one round of
  * arrival words (shmemx_dev__coll_end), so on return dest holds every
- * block on every PE. Over the PEs of the handle (the world team), which are on
- * this node. As the host's: dest on every PE must be ready for the data
- * before any PE calls (two calls in a row into one dest with reads of it
- * between need a barrier, or alternate two buffers); the source may be
- * any local GPU address, the destination is symmetric. */
+ * block on every PE. Over the PEs of the handle (the world team), which
+ * are on this node. As the host's: dest on every PE must be ready for
+ * the data before any PE calls (two calls in a row into one dest with
+ * reads of it between need a barrier, or alternate two buffers); the
+ * source may be any local GPU address, the destination is symmetric. */
 
 /* The epoch of this PE's next collective or barrier (its count of them so
  * far + 1). Every thread of a group reads it before the group's leader
