@@ -71,7 +71,7 @@ static unsigned char pat(int pe, int t, size_t x)
 static size_t put_size(int i)
 {
     if (i % 10 == 3)
-        return 1 + (size_t)(i * 7) % d.store_max;
+        return 1 + (size_t)(i * 7) % (d.store_max ? d.store_max : 256);
     if (nputs >= 4 && (i == nputs / 2 || i == nputs - 1))
         return DSM_SDMA_COPY_MAX + 4096 + (size_t)i; /* two packets */
     return d.store_max + 1 + (size_t)(i * 997) % 16384;

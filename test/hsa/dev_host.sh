@@ -11,6 +11,7 @@
 #     threads; SHMEM_SDMA_STATS counts the device queue's packets;
 #  2. 2 PEs (8 x 1000) and 4 PEs (4 x 500): PE i's threads put into PE j's
 #     heap and signal, PE j waits on the signal and checks every byte;
+#     2 PEs again with SHMEM_DEV_STORE_MAX=0 (everything on the engine);
 #  3. shmemx_dev_get returns -1 with one line on the cpu backend and where
 #     the hsa backend has no SDMA queue (HSA_MODEL_NO_QUEUES=1: async
 #     copies);
@@ -36,6 +37,9 @@ run env $HSA "$LAUNCHER" -n 2 --timeout 120 "$PROG" 8 1000 "$MARK"
 expect_rc 0 "8 producer threads x 1000 puts on 2 PEs"
 run env $HSA "$LAUNCHER" -n 4 --timeout 120 "$PROG" 4 500 "$MARK"
 expect_rc 0 "4 producer threads x 500 puts on 4 PEs"
+# Store threshold 0: every transfer, collectives included, on the engine.
+run env $HSA SHMEM_DEV_STORE_MAX=0 "$LAUNCHER" -n 2 --timeout 120 "$PROG" 4 200 "$MARK"
+expect_rc 0 "SHMEM_DEV_STORE_MAX=0 on 2 PEs"
 
 # --- 3
 run "$LAUNCHER" -n 2 --timeout 60 "$PROG" refuse "$MARK"
