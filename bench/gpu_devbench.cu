@@ -788,7 +788,10 @@ static int nvcmp_main(const char *group, size_t max, int sms)
     CK(cudaMemset(src, 1, n));
     CK(cudaDeviceSynchronize());
     char what[128];
-    snprintf(what, sizeof(what), "%d PEs, %d SMs, group %s", npes, sms, group);
+    int gpu = 0;
+    CK(cudaGetDevice(&gpu));
+    snprintf(what, sizeof(what), "%d PEs, GPU %d (%d SMs), group %s", npes,
+             gpu, sms, group);
     cmp_note("dmashmem", me, what);
     double t0 = cmp_now_s();
     shmem_barrier_all();

@@ -9,14 +9,15 @@
  *        -Xlinker -rpath=$NV/lib
  *
  *   nvshmem_bench [-n NPES] [--only rma|bw|overlap|coll|queued|kcoll]
- *                 [--max BYTES] [--timeout S]
+ *                 [--max BYTES] [--timeout S] [--gpus G]
  *
  * Starts itself without MPI: the process forks NPES children (PE r is
  * child r; the children die with it), PE 0 takes a unique id
  * (nvshmemx_get_uniqueid) and hands it to the others through pipes, every
  * PE calls nvshmemx_set_attr_uniqueid_args + nvshmemx_init_attr(
  * NVSHMEMX_INIT_WITH_UNIQUEID) on GPU 0 (CUDA_VISIBLE_DEVICES picks
- * another). Run it with NVSHMEM_REMOTE_TRANSPORT=none,
+ * another), or with --gpus G on GPU r % G (2 PEs on 2 GPUs: PE 0 -> PE 1
+ * over NVLink). Run it with NVSHMEM_REMOTE_TRANSPORT=none,
  * NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo and NVSHMEM_DISABLE_NVLS=1; several
  * PEs on one GPU need CUDA MPS for the collectives, with
  * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE adding up to <= 100 over the PEs.
@@ -391,11 +392,11 @@ static void group_kcoll(void)
 /* ------------------------------------------------------------ PEs */
 
 static int pe_main(int rank, int n, int idfd, const int *outfds,
-                   const char *only, size_t max)
+                   const char *only, size_t max, int gpus)
 {
     nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-    CMP_CK(cudaSetDevice(0));
+    CMP_CK(cudaSetDevice(rank % gpus));
     if (rank == 0) {
         if (nvshmemx_get_uniqueid(&id)) {
             fprintf(stderr, "nvshmem_bench: nvshmemx_get_uniqueid failed\n");
@@ -474,7 +475,7 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-    int n = 1, timeout_s = 0;
+    int n = 1, timeout_s = 0, gpus = 1, ndev = 0;
     const char *only = NULL;
     size_t max = 256u << 20;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -486,6 +487,8 @@ int main(int argc, char **argv)
             max = strtoull(argv[i + 1], NULL, 0);
         else if (!strcmp(argv[i], "--timeout"))
             timeout_s = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--gpus"))
+            gpus = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "nvshmem_bench: unknown argument %s\n", argv[i]);
             return 2;
@@ -494,6 +497,32 @@ int main(int argc, char **argv)
     if (n < 1 || n > 64 || max < CMP_BW_MIN) {
         fprintf(stderr, "nvshmem_bench: bad -n %d or --max %zu\n", n, max);
         return 2;
+    }
+    /* Counted in a child: the parent must not make a CUDA context before
+     * it forks. */
+    if (gpus != 1) {
+        int p[2];
+        pid_t c;
+        if (pipe(p) || (c = fork()) < 0) {
+            perror("nvshmem_bench: counting GPUs");
+            return 1;
+        }
+        if (c == 0) {
+            int k = 0;
+            if (cudaGetDeviceCount(&k) != cudaSuccess)
+                k = 0;
+            _exit(write(p[1], &k, sizeof(k)) == (ssize_t)sizeof(k) ? 0 : 1);
+        }
+        close(p[1]);
+        if (read(p[0], &ndev, sizeof(ndev)) != (ssize_t)sizeof(ndev))
+            ndev = 0;
+        close(p[0]);
+        waitpid(c, NULL, 0);
+        if (gpus < 1 || gpus > ndev) {
+            fprintf(stderr, "nvshmem_bench: --gpus %d, but %d GPU%s here\n",
+                    gpus, ndev, ndev == 1 ? "" : "s");
+            return 2;
+        }
     }
     /* pipes[r]: PE 0 -> PE r (the unique id) */
     std::vector<int> rd(n, -1), wr(n, -1);
@@ -535,7 +564,8 @@ int main(int argc, char **argv)
                 if (r != 0)
                     close(wr[q]);
             }
-            int rc = pe_main(r, n, r ? rd[r] : -1, wr.data(), only, max);
+            int rc = pe_main(r, n, r ? rd[r] : -1, wr.data(), only, max,
+                             gpus);
             fflush(stdout);
             fflush(stderr);
             _exit(rc);

@@ -29,7 +29,10 @@
 #   overlap  compute slowdown while a transfer repeats over the whole
 #            compute kernel, and the bandwidth reached meanwhile
 #   bw       putmem from one thread / warp / CTA, 1 MiB .. 256 MiB
-# at 1 PE and at 2 PEs on GPU 0 (PE 0 -> PE 1). The 2-PE collectives run
+# at 1 PE and at 2 PEs on GPU 0 (PE 0 -> PE 1), and where the machine has
+# two GPUs, 2 PEs on GPUs 0 and 1 ("2g" in the table: rma, kcoll, coll,
+# queued, bw over NVLink; last, so give NVCMP_DEADLINE=570 there). The
+# 2-PE collectives on one GPU run
 # under a CUDA MPS daemon of this script's own (private pipe and log
 # directories, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 per PE: NVSHMEM's
 # collectives need MPS with the shares adding up to <= 100), for both
@@ -159,19 +162,20 @@ trap mps_stop EXIT
 
 # job LIB NP GROUP TIMEOUT [mps]: one group of rows of one library, its
 # output into OUTDIR/LIB-npNP-GROUP.log, its rows into .csv; one summary
-# row.
+# row. NP "2g": 2 PEs on GPUs 0 and 1 (their rows say "2g" for the PEs).
 job() {
     local lib=$1 np=$2 group=$3 t=$4 mps=${5:-}
     local name="$lib $np PE $group${mps:+ (MPS)}" base="$OUTDIR/$lib-np$np-$group"
-    local t0=$SECONDS rc left
+    local t0=$SECONDS rc left n=${np%g} gpus=1
     local -a pre=()
+    [ "$n" = "$np" ] || { gpus=$n; name="$lib $n PEs on $n GPUs $group"; }
     if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return; fi
     left=$((DEADLINE - SECONDS))
     [ "$t" -le "$left" ] || t=$left
     [ "$t" -ge 20 ] || t=20
     if [ -n "$mps" ] && [ -n "$MPSD" ]; then
         pre=("CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe" "CUDA_MPS_LOG_DIRECTORY=$MPSD/log"
-            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / np))")
+            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n))")
     fi
     echo "--- $(date -u +%T) $name (timeout $t s)"
     case $lib in
@@ -180,27 +184,29 @@ job() {
         env ${pre[@]+"${pre[@]}"} LD_LIBRARY_PATH="$NV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             NVSHMEM_REMOTE_TRANSPORT=none NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo \
             NVSHMEM_DISABLE_NVLS=1 NVSHMEM_SYMMETRIC_SIZE=$((1536 << 20)) \
-            timeout -k 5 "$t" "$NVB" -n "$np" --only "$group" --max "$MAX" \
-            --timeout $((t - 3)) >"$base.log" 2>&1
+            timeout -k 5 "$t" "$NVB" -n "$n" --gpus "$gpus" --only "$group" \
+            --max "$MAX" --timeout $((t - 3)) >"$base.log" 2>&1
         rc=$? ;;
     *)
         if [ ! -x "$OURS" ] || [ ! -x "$L" ]; then
             row "$name" "SKIP (no dmashmem build)"
             return
         fi
+        # SHMEM_CUDA_DEVICE unset: the PEs spread over the GPUs.
+        [ "$gpus" = 1 ] || pre=(-u SHMEM_CUDA_DEVICE ${pre[@]+"${pre[@]}"})
         env ${pre[@]+"${pre[@]}"} SHMEM_DEVICE_HEAP_SIZE=2G SHMEM_SYMMETRIC_SIZE=256M \
-            timeout -k 5 "$t" "$L" -n "$np" --timeout $((t - 3)) "$OURS" \
+            timeout -k 5 "$t" "$L" -n "$n" --timeout $((t - 3)) "$OURS" \
             --nvcmp "$group" --max "$MAX" >"$base.log" 2>&1
         rc=$? ;;
     esac
-    grep "^$lib," "$base.log" >"$base.csv"
-    local n
-    n=$(wc -l <"$base.csv")
+    grep "^$lib," "$base.log" | awk -F, -v OFS=, -v np="$np" '{ $2 = np; print }' >"$base.csv"
+    local nrows
+    nrows=$(wc -l <"$base.csv")
     if [ "$rc" = 0 ]; then
-        row "$name" "ok ($n rows, $((SECONDS - t0)) s)"
+        row "$name" "ok ($nrows rows, $((SECONDS - t0)) s)"
     else
         case $rc in 124 | 137) rc="$rc (timeout)" ;; esac
-        row "$name" "FAILED rc=$rc ($n rows, $((SECONDS - t0)) s): $(grep -m1 -iE 'error|fail|abort|assert|dmashmem: PE|nvshmem_bench:' "$base.log" | cut -c1-150)"
+        row "$name" "FAILED rc=$rc ($nrows rows, $((SECONDS - t0)) s): $(grep -m1 -iE 'error|fail|abort|assert|dmashmem: PE|nvshmem_bench:' "$base.log" | cut -c1-150)"
         tail -4 "$base.log"
     fi
 }
@@ -243,10 +249,20 @@ both 1 coll 90
 both 1 queued 90
 both 1 bw 120
 both 2 bw 120
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ "${NGPU:-0}" -ge 2 ]; then
+    both 2g rma 60
+    both 2g kcoll 60
+    both 2g coll 90
+    both 2g queued 90
+    both 2g bw 120
+else
+    row "2 PEs on 2 GPUs" "NOT RUN (${NGPU:-0} GPU here)"
+fi
 
 # ---- the table
 files=()
-for np in 1 2; do
+for np in 1 2 2g; do
     for g in rma bw overlap coll queued kcoll; do
         for lib in nvshmem dmashmem; do
             [ -s "$OUTDIR/$lib-np$np-$g.csv" ] && files+=("$OUTDIR/$lib-np$np-$g.csv")
@@ -296,5 +312,5 @@ echo "================ notes (logs: OUTDIR/LIB-npN-GROUP.log)"
 grep -h "^# " "$OUTDIR"/*-np*-*.log 2>/dev/null | sort | uniq -c | sort -rn | head -20
 echo "================ summary nvcmp ($(date -u '+%F %H:%M UTC'), ${SECONDS} s)"
 cat "$SUMMARY"
-echo "================ dmashmem vs NVSHMEM, one GPU (PE 0 -> PE 1; ${MPS_NOTE:-no MPS})"
+echo "================ dmashmem vs NVSHMEM, PE 0 -> PE 1 on one GPU (PEs 1, 2; ${MPS_NOTE:-no MPS}) and on two (2g)"
 cat "$OUTDIR/nvcmp-table.txt"
