@@ -15,7 +15,7 @@
 #include <shmem/types.h>
 
 /* Segments a symmetric address may be in: host heap, static data, device
- * heap (empty on the hsa backend, which has no device heap yet). */
+ * heap (on the hsa backend, the GPU pool's where the job has one). */
 #define SHMEMX_DEV_SEGS 3
 
 /* The types of the device p/g: the RMA types of shmem_p but long double,
