@@ -355,33 +355,6 @@ SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
 SHMEMX_DEV__AMO_ALL
 #undef SHMEMX_DEV_AMO
 
-/* ---- barrier ---- */
-
-/* All PEs: quiet, then a dissemination barrier of stores into the peers'
- * arrival words (epoch e from PE j goes to word ARRIVE + j). Called by one
- * thread per PE (any one; the others of the kernel are not involved). Not
- * bounded: it waits for peers. */
-SHMEMX_DEV_FN void shmemx_dev__dissemination(const shmemx_dev_t *d)
-{
-    volatile unsigned long long *my =
-        (volatile unsigned long long *)shmemx_dev__local(d, d->words);
-    unsigned long long e = ++my[SHMEMX_DEV_W_EPOCH];
-    for (int k = 1; k < d->npes; k <<= 1) {
-        int to = (d->me + k) % d->npes, from = (d->me - k + d->npes) % d->npes;
-        char *w = shmemx_dev__ptr(d, &d->words[SHMEMX_DEV_W_ARRIVE + d->me],
-                                  to, "shmemx_dev_barrier_all");
-        shmemx_dev__st_rel(w, e);
-        while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + from]) < e)
-            shmemx_dev__relax();
-    }
-}
-
-SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
-{
-    shmemx_dev_quiet(d);
-    shmemx_dev__dissemination(&d);
-}
-
 /* ---- collectives over all PEs (#31) ----
  *
  * fcollectmem: every PE's n bytes of src land at dest + pe * n on every
@@ -412,8 +385,8 @@ SHMEMX_DEV_FN unsigned long long shmemx_dev__next_epoch(const shmemx_dev_t *d)
  * it with 0 of 1): on the store path the words of every block it stores
  * (the leader signals the peers after the group's stores); on the engine
  * path one request per nthr-th PE, each block to a peer followed on the
- * engines by its signal: this PE's arrival word there (ARRIVE + me, as
- * the barrier's) set to e. Self last, the next PE first. The caller then
+ * engines by its signal: this PE's arrival word there (ARRIVE + me)
+ * set to e. Self last, the next PE first. The caller then
  * makes its stores visible and one thread of the group calls
  * shmemx_dev__coll_end. */
 SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
@@ -448,14 +421,14 @@ SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
     }
 }
 
-/* The end of collective e, one thread of the group, after its threads'
- * parts: on the store path a system fence and then e into every peer's
- * arrival word for this PE; on the engine path the PE's requests done
- * (as a quiet: its own block, and the engines' signals, are out). Then
- * wait until every peer's arrival word here says e: every block is in
- * dest. One round, where the barrier's dissemination takes log2(npes);
- * the words and epochs are the barrier's (monotonic per word, so the two
- * mix). */
+/* The end of collective (or barrier) e, one thread of the group, after
+ * its threads' parts: on the store path a system fence and then e into
+ * every peer's arrival word for this PE; on the engine path the PE's
+ * requests done (as a quiet: its own block, and the engines' signals,
+ * are out). Then wait until every peer's arrival word here says e: every
+ * block is in dest. One round (a dissemination barrier would take
+ * log2(npes) in a row); PE j's word ARRIVE + j on PE x is written by j
+ * only, with j's epochs, which grow, so waits compare with >=. */
 SHMEMX_DEV_FN void shmemx_dev__coll_end(const shmemx_dev_t *d, size_t n,
                                         unsigned long long e,
                                         const char *routine)
@@ -477,6 +450,20 @@ SHMEMX_DEV_FN void shmemx_dev__coll_end(const shmemx_dev_t *d, size_t n,
         if (j != d->me)
             while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + j]) < e)
                 shmemx_dev__relax();
+}
+
+/* ---- barrier ---- */
+
+/* All PEs: quiet, then one round of arrival words (shmemx_dev__coll_end
+ * with no data: this PE's epoch into its word on every peer, then wait
+ * for every peer's here). Called by one thread per PE (any one; the
+ * others of the kernel are not involved). Not bounded: it waits for
+ * peers. */
+SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
+{
+    shmemx_dev_quiet(d);
+    shmemx_dev__coll_end(&d, 0, shmemx_dev__next_epoch(&d),
+                         "shmemx_dev_barrier_all");
 }
 
 SHMEMX_DEV_FN void shmemx_dev_fcollectmem(shmemx_dev_t d, void *dest,

@@ -16,7 +16,8 @@
  *     every byte; then getmem/getmem_nbi of every block back (checked),
  *     contended atomics (exact totals), p/g of every size, SET signals
  *     through the engine and the store path, barrier_all from one thread
- *     per PE in a loop.
+ *     per PE in a loop, and barriers that must hold back a PE that is
+ *     late with its writes.
  *   dev_host refuse     shmemx_dev_get must return -1 (the script checks
  *                       the line it printed)
  *     Then fcollectmem and alltoallmem over all PEs, sizes on the
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SRC_BYTES (6u << 20) /* a thread's source pattern */
 #define MAX_THREADS 16
@@ -311,10 +313,8 @@ static void *coll_thread(void *arg)
                 }
                 if (t)
                     continue;
-                /* Barriers between some calls: their dissemination rounds
-                 * and the collectives' arrival words share words and
-                 * epochs (checked after it: the barrier must not let a
-                 * block still missing pass). */
+                /* Barriers between some calls: they and the collectives
+                 * share arrival words and epochs. */
                 if (T == 1 && round % 3 == 2)
                     shmemx_dev_barrier_all(d);
                 for (int from = 0; from < npes; from++) {
@@ -346,6 +346,38 @@ static void phase_coll(int threads)
     run_threads(coll_thread, threads);
     pthread_barrier_destroy(&coll_bar);
     shmem_barrier_all();
+}
+
+/* Barriers: in round r, PE r % npes naps before it writes r into its
+ * slot on every PE; after shmemx_dev_barrier_all every PE must see r in
+ * every slot (a barrier that lets a PE through early fails here), and a
+ * second barrier keeps the next round's writes behind every check. */
+static void phase_barrier(void)
+{
+    uint64_t *slot = shmem_calloc((size_t)npes, sizeof(uint64_t));
+    if (!slot) {
+        FAIL("shmem_calloc of the barrier slots");
+        return;
+    }
+    shmem_barrier_all();
+    for (uint64_t r = 1; r <= 40; r++) {
+        if ((int)(r % (uint64_t)npes) == me)
+            usleep(2000);
+        for (int pe = 0; pe < npes; pe++)
+            shmemx_dev_uint64_p(d, &slot[me], r, pe);
+        shmemx_dev_barrier_all(d);
+        for (int j = 0; j < npes; j++)
+            if (__atomic_load_n(&slot[j], __ATOMIC_ACQUIRE) != r) {
+                FAIL("barrier round %llu: PE %d's slot is %llu",
+                     (unsigned long long)r, j,
+                     (unsigned long long)__atomic_load_n(&slot[j],
+                                                         __ATOMIC_ACQUIRE));
+                break;
+            }
+        shmemx_dev_barrier_all(d);
+    }
+    shmem_barrier_all();
+    shmem_free(slot);
 }
 
 int main(int argc, char **argv)
@@ -473,6 +505,7 @@ int main(int argc, char **argv)
     /* 4. p/g, SET signals, device barriers. */
     phase_pg();
     phase_set();
+    phase_barrier();
     for (int i = 0; i < 200; i++)
         shmemx_dev_barrier_all(d);
     shmemx_dev_fence(d);
