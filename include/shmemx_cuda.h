@@ -444,6 +444,30 @@ SHMEMX_DEV__COLL_GROUP(fcollectmem, 0)
 SHMEMX_DEV__COLL_GROUP(alltoallmem, 1)
 #undef SHMEMX_DEV__COLL_GROUP
 
+/* broadcastmem's group forms: root's threads split its stores (or take
+ * turns issuing its engine requests); the same synchronisation. */
+#define SHMEMX_DEV__BCAST_GROUP(FORM, SYNC, RANK, NTHR)                        \
+    SHMEMX_DEV_FN void shmemx_dev_broadcastmem_##FORM(                         \
+        shmemx_dev_t d, void *dest, const void *src, size_t n, int root)      \
+    {                                                                          \
+        unsigned r_ = (RANK);                                                  \
+        unsigned long long e = shmemx_dev__next_epoch(&d);                     \
+        SYNC();                                                                \
+        shmemx_dev__bcast_part(&d, (char *)dest, (const char *)src, n, root,   \
+                               e, r_, (NTHR),                                  \
+                               "shmemx_dev_broadcastmem_" #FORM);              \
+        __threadfence_system();                                                \
+        SYNC();                                                                \
+        if (r_ == 0)                                                           \
+            shmemx_dev__coll_end(&d, d.me == root ? n : 0, e,                  \
+                                 "shmemx_dev_broadcastmem_" #FORM);            \
+        SYNC();                                                                \
+    }
+SHMEMX_DEV__BCAST_GROUP(warp, __syncwarp, shmemx_dev__tid() & 31u, 32)
+SHMEMX_DEV__BCAST_GROUP(block, __syncthreads, shmemx_dev__tid(),
+                        blockDim.x * blockDim.y * blockDim.z)
+#undef SHMEMX_DEV__BCAST_GROUP
+
 /* ---- persistent collectives (shmemx_req(3)) ----
  *
  * A request made on the host (shmemx_fcollectmem_init,

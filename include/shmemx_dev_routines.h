@@ -486,4 +486,57 @@ SHMEMX_DEV_FN void shmemx_dev_alltoallmem(shmemx_dev_t d, void *dest,
     shmemx_dev__coll_end(&d, n, e, rn);
 }
 
+/* broadcastmem: root's n bytes of src land at dest on every PE, root
+ * included (OpenSHMEM 1.5's team broadcast). Root's part: its blocks to
+ * the peers as an fcollect's (stores split by the group; above the
+ * threshold one engine request per peer followed by the arrival signal),
+ * then its own dest; the other PEs move nothing. The end is the
+ * collectives' round (shmemx_dev__coll_end; the others arrive as with no
+ * data), so every PE has entered the call when any returns, and two
+ * destinations in turn are as safe as for fcollect. */
+SHMEMX_DEV_FN void shmemx_dev__bcast_part(const shmemx_dev_t *d, char *dest,
+                                          const char *src, size_t n,
+                                          int root, unsigned long long e,
+                                          unsigned rank, unsigned nthr,
+                                          const char *routine)
+{
+    if ((unsigned)root >= (unsigned)d->npes)
+        shmemx_dev__fail(d, routine, SHMEMX_DEV__E_PE, (uint64_t)root);
+    (void)shmemx_dev__ptr_n(d, dest, n ? n : 1, d->me, routine);
+    if (d->me != root || !n)
+        return;
+    src = shmemx_dev__local(d, src);
+    for (int i = 1; i <= d->npes; i++) {
+        int pe = (d->me + i) % d->npes;
+        char *r = shmemx_dev__ptr(d, dest, pe, routine);
+        if (n <= d->store_max) {
+            shmemx_dev__copy_part(r, src, n, rank, nthr);
+        } else if ((unsigned)(i - 1) % nthr == rank) {
+            if (pe == d->me) {
+                (void)shmemx_dev__engine_copy(d, (uint64_t)(uintptr_t)r,
+                                              (uint64_t)(uintptr_t)src, n,
+                                              routine);
+                continue;
+            }
+            char *w = shmemx_dev__ptr(
+                d, &d->words[SHMEMX_DEV_W_ARRIVE + d->me], pe, routine);
+            if (!shmemx_dev__engine_put_signal(
+                    d, (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)src, n,
+                    (uint64_t)(uintptr_t)w, e, SHMEM_SIGNAL_SET, routine))
+                shmemx_dev__st_rel(w, e);
+        }
+    }
+}
+
+SHMEMX_DEV_FN void shmemx_dev_broadcastmem(shmemx_dev_t d, void *dest,
+                                           const void *src, size_t n,
+                                           int root)
+{
+    const char *rn = "shmemx_dev_broadcastmem";
+    unsigned long long e = shmemx_dev__next_epoch(&d);
+    shmemx_dev__bcast_part(&d, (char *)dest, (const char *)src, n, root, e,
+                           0, 1, rn);
+    shmemx_dev__coll_end(&d, d.me == root ? n : 0, e, rn);
+}
+
 #endif /* SHMEMX_DEV_ROUTINES_H */

@@ -357,6 +357,7 @@ ALIAS shmemx_dev_fence shmemx_dev ;
 ALIAS shmemx_dev_barrier_all shmemx_dev ;
 ALIAS shmemx_dev_fcollectmem shmemx_dev ;
 ALIAS shmemx_dev_alltoallmem shmemx_dev ;
+ALIAS shmemx_dev_broadcastmem shmemx_dev ;
 ALIAS shmemx_dev_req_start shmemx_dev ;
 ALIAS shmemx_dev_req_wait shmemx_dev ;
 /* The _warp and _block forms (CUDA). */
@@ -372,6 +373,7 @@ DEV_GROUP(quiet)
 DEV_GROUP(barrier_all)
 DEV_GROUP(fcollectmem)
 DEV_GROUP(alltoallmem)
+DEV_GROUP(broadcastmem)
 #define DEV_PG(T, N)                                                           \
     ALIAS shmemx_dev_##N##_p shmemx_dev ;                                      \
     ALIAS shmemx_dev_##N##_g shmemx_dev ;

@@ -38,8 +38,9 @@
  *            buffers 100 times, the kernel writing fresh source data
  *            before each start and checking every byte after each wait
  *
- *   coll     fcollectmem / alltoallmem and their _warp and _block forms
- *            from a kernel (#31), 8 B .. 64 KiB (store path and engines),
+ *   coll     fcollectmem / alltoallmem / broadcastmem and their _warp and
+ *            _block forms from a kernel (#31), 8 B .. 64 KiB (store path
+ *            and engines, broadcast's root rotating),
  *            into the device and the host heap, 10 rounds each with fresh
  *            source data, every byte checked in the kernel
  *
@@ -908,9 +909,9 @@ static void hang(shmemx_dev_t d)
 
 /* ------------------------------------------------------------ coll */
 
-/* fcollectmem / alltoallmem from a kernel (#31): one block of 128
- * threads; the form is thread 0's one-thread call, warp 0's _warp or the
- * block's _block. Each round the block writes fresh source data, calls,
+/* fcollectmem / alltoallmem / broadcastmem from a kernel (#31): one
+ * block of 128 threads; the form is thread 0's one-thread call, warp 0's
+ * _warp or the block's _block. Each round the block writes fresh source data, calls,
  * and checks every byte of dest (volatile loads: a round two back left
  * the same lines in L1); rounds alternate two destinations. */
 __host__ __device__ static inline unsigned char cpat(int from, int to,
@@ -923,37 +924,47 @@ __host__ __device__ static inline unsigned char cpat(int from, int to,
 enum { CF_THREAD, CF_WARP, CF_BLOCK, NCF };
 static const char *cf_name[NCF] = {"", "_warp", "_block"};
 
-__global__ void k_coll(shmemx_dev_t d, int form, int a2a, unsigned char *src,
+/* kind: 0 fcollectmem, 1 alltoallmem, 2 broadcastmem (root: the round
+ * modulo npes). */
+__global__ void k_coll(shmemx_dev_t d, int form, int kind, unsigned char *src,
                        unsigned char *dst0, unsigned char *dst1, size_t n,
                        int rounds, int round0, unsigned long long *bad)
 {
     const unsigned t = threadIdx.x;
+    const int a2a = kind == 1;
     for (int r = 0; r < rounds; r++) {
-        const int round = round0 + r;
+        const int round = round0 + r, root = round % d.npes;
         unsigned char *dst = r % 2 ? dst1 : dst0;
         for (size_t i = t; i < (a2a ? n * d.npes : n); i += blockDim.x)
             src[i] = cpat(d.me, a2a ? (int)(i / n) : 0, round, i % n);
         __syncthreads();
         if (form == CF_THREAD && t == 0) {
-            if (a2a)
+            if (kind == 2)
+                shmemx_dev_broadcastmem(d, dst, src, n, root);
+            else if (a2a)
                 shmemx_dev_alltoallmem(d, dst, src, n);
             else
                 shmemx_dev_fcollectmem(d, dst, src, n);
         } else if (form == CF_WARP && t < 32) {
-            if (a2a)
+            if (kind == 2)
+                shmemx_dev_broadcastmem_warp(d, dst, src, n, root);
+            else if (a2a)
                 shmemx_dev_alltoallmem_warp(d, dst, src, n);
             else
                 shmemx_dev_fcollectmem_warp(d, dst, src, n);
         } else if (form == CF_BLOCK) {
-            if (a2a)
+            if (kind == 2)
+                shmemx_dev_broadcastmem_block(d, dst, src, n, root);
+            else if (a2a)
                 shmemx_dev_alltoallmem_block(d, dst, src, n);
             else
                 shmemx_dev_fcollectmem_block(d, dst, src, n);
         }
         __syncthreads();
-        for (size_t i = t; i < n * d.npes; i += blockDim.x)
+        for (size_t i = t; i < n * (kind == 2 ? 1 : d.npes); i += blockDim.x)
             if (((volatile unsigned char *)dst)[i] !=
-                cpat((int)(i / n), a2a ? d.me : 0, round, i % n))
+                cpat(kind == 2 ? root : (int)(i / n), a2a ? d.me : 0, round,
+                     i % n))
                 atomicAdd(bad, 1ull);
         __syncthreads();
     }
@@ -977,15 +988,17 @@ static void phase_coll(shmemx_dev_t d)
     }
     CK(cudaMalloc(&bad, sizeof(*bad)));
     int round = 0;
+    static const char *const kname[3] = {"fcollectmem", "alltoallmem",
+                                         "broadcastmem"};
     for (int where = 0; where < 2; where++)
         for (int form = 0; form < NCF; form++)
-            for (int a2a = 0; a2a < 2; a2a++)
+            for (int kind = 0; kind < 3; kind++)
                 for (size_t si = 0; si < sizeof(sizes) / sizeof(*sizes);
                      si++) {
                     unsigned char **dst = where ? hd : dd;
                     CK(cudaMemset(bad, 0, sizeof(*bad)));
                     shmem_barrier_all();
-                    k_coll<<<1, 128>>>(d, form, a2a, src, dst[0], dst[1],
+                    k_coll<<<1, 128>>>(d, form, kind, src, dst[0], dst[1],
                                        sizes[si], rounds, round, bad);
                     CK(cudaGetLastError());
                     CK(cudaDeviceSynchronize());
@@ -994,8 +1007,7 @@ static void phase_coll(shmemx_dev_t d)
                     if (hbad)
                         FAIL("coll: %s%s of %zu bytes into the %s heap: "
                              "%llu bytes wrong in %d rounds",
-                             a2a ? "alltoallmem" : "fcollectmem",
-                             cf_name[form], sizes[si],
+                             kname[kind], cf_name[form], sizes[si],
                              where ? "host" : "device", hbad, rounds);
                     round += rounds;
                 }

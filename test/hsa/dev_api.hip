@@ -75,6 +75,7 @@ __global__ void k_coll(shmemx_dev_t d, char *sym, const char *local)
     if (threadIdx.x == 0 && blockIdx.x == 0) {
         shmemx_dev_fcollectmem(d, sym, local, 1024);
         shmemx_dev_alltoallmem(d, sym, local, 65536);
+        shmemx_dev_broadcastmem(d, sym, local, 4096, 0);
     }
 }
 

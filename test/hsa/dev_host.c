@@ -20,9 +20,10 @@
  *     late with its writes.
  *   dev_host refuse     shmemx_dev_get must return -1 (the script checks
  *                       the line it printed)
- *     Then fcollectmem and alltoallmem over all PEs, sizes on the
- *     store path and the engines, by one thread and by a group of
- *     threads splitting the data (as a warp's lanes), every byte checked.
+ *     Then fcollectmem, alltoallmem and broadcastmem (root rotating)
+ *     over all PEs, sizes on the store path and the engines, by one
+ *     thread and by a group of threads splitting the data (as a warp's
+ *     lanes), every byte checked.
  *   dev_host badpe      a put to PE npes: one line, the process aborts
  *   dev_host badput     a putmem_nbi whose last 8 bytes lie past the end
  *                       of the heap: one line, the process aborts
@@ -260,11 +261,11 @@ static void phase_set(void)
     }
 }
 
-/* 5. fcollectmem / alltoallmem (#31), one PE's part run by coll_T host
- * threads: with 1, the public routines; with more, the threads split the
- * data as a CUDA warp's lanes do (shmemx_dev__coll_part, what
- * shmemx_cuda.h's _warp and _block forms run), then thread 0 ends it
- * (shmemx_dev__coll_end). Sizes on the store path and the engines (word
+/* 5. fcollectmem / alltoallmem / broadcastmem (#31), one PE's part run
+ * by coll_T host threads: with 1, the public routines; with more, the
+ * threads split the data as a CUDA warp's lanes do (shmemx_dev__coll_part
+ * and __bcast_part, what shmemx_cuda.h's _warp and _block forms run),
+ * then thread 0 ends it (shmemx_dev__coll_end). Sizes on the store path and the engines (word
  * and byte copies), two destinations in turn (a PE may write the next
  * round's blocks while its peer still checks this one's). */
 static int coll_T;
@@ -280,12 +281,16 @@ static unsigned char cpat(int from, int to, int round, size_t k)
                            (size_t)to * 57 + (size_t)round * 13 + 1);
 }
 
+static const char *const coll_name[3] = {"fcollectmem", "alltoallmem",
+                                         "broadcastmem"};
+
 static void *coll_thread(void *arg)
 {
     int t = (int)(intptr_t)arg, T = coll_T, round = 0;
     for (size_t si = 0; si < sizeof(coll_sizes) / sizeof(*coll_sizes); si++)
-        for (int a2a = 0; a2a < 2; a2a++)
+        for (int kind = 0; kind < 3; kind++)
             for (int r = 0; r < COLL_ROUNDS; r++, round++) {
+                const int a2a = kind == 1, root = round % npes;
                 size_t n = coll_sizes[si];
                 unsigned char *dst = coll_dst[round % 2];
                 if (t == 0)
@@ -294,21 +299,31 @@ static void *coll_thread(void *arg)
                             coll_src[(size_t)b * n + k] =
                                 cpat(me, a2a ? b : 0, round, k);
                 if (T == 1) {
-                    if (a2a)
+                    if (kind == 2)
+                        shmemx_dev_broadcastmem(d, dst, coll_src, n, root);
+                    else if (a2a)
                         shmemx_dev_alltoallmem(d, dst, coll_src, n);
                     else
                         shmemx_dev_fcollectmem(d, dst, coll_src, n);
                 } else {
                     unsigned long long e = shmemx_dev__next_epoch(&d);
                     pthread_barrier_wait(&coll_bar); /* source written */
-                    shmemx_dev__coll_part(&d, (char *)dst,
-                                          (const char *)coll_src, n, a2a, e,
-                                          (unsigned)t, (unsigned)T,
-                                          "dev_host group");
+                    if (kind == 2)
+                        shmemx_dev__bcast_part(&d, (char *)dst,
+                                               (const char *)coll_src, n,
+                                               root, e, (unsigned)t,
+                                               (unsigned)T, "dev_host group");
+                    else
+                        shmemx_dev__coll_part(&d, (char *)dst,
+                                              (const char *)coll_src, n, a2a,
+                                              e, (unsigned)t, (unsigned)T,
+                                              "dev_host group");
                     shmemx_dev__fence_sys();
                     pthread_barrier_wait(&coll_bar);
                     if (t == 0)
-                        shmemx_dev__coll_end(&d, n, e, "dev_host group");
+                        shmemx_dev__coll_end(&d,
+                                             kind == 2 && me != root ? 0 : n,
+                                             e, "dev_host group");
                     pthread_barrier_wait(&coll_bar);
                 }
                 if (t)
@@ -317,15 +332,16 @@ static void *coll_thread(void *arg)
                  * share arrival words and epochs. */
                 if (T == 1 && round % 3 == 2)
                     shmemx_dev_barrier_all(d);
-                for (int from = 0; from < npes; from++) {
+                for (int from = 0; from < (kind == 2 ? 1 : npes); from++) {
                     const unsigned char *b = dst + (size_t)from * n;
+                    int src_pe = kind == 2 ? root : from;
                     for (size_t k = 0; k < n; k++)
-                        if (b[k] != cpat(from, a2a ? me : 0, round, k)) {
+                        if (b[k] != cpat(src_pe, a2a ? me : 0, round, k)) {
                             FAIL("%s of %zu bytes, %d thread%s, round %d: "
                                  "block of PE %d, byte %zu is %u, not %u",
-                                 a2a ? "alltoallmem" : "fcollectmem", n, T,
-                                 T == 1 ? "" : "s", round, from, k, b[k],
-                                 cpat(from, a2a ? me : 0, round, k));
+                                 coll_name[kind], n, T, T == 1 ? "" : "s",
+                                 round, src_pe, k, b[k],
+                                 cpat(src_pe, a2a ? me : 0, round, k));
                             break;
                         }
                 }
