@@ -408,8 +408,11 @@ SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
  * the group's threads split every block (a warp's 32 lanes store
  * consecutive words), on the engine path they take turns issuing the
  * PEs' requests; each thread makes its stores visible system-wide, the
- * group synchronises, its leader runs the barrier, and the group
- * synchronises again, so every thread may read dest on return. */
+ * group synchronises, its leader ends the call (shmemx_dev__coll_end: the
+ * arrival round), and the group synchronises again, so every thread may
+ * read dest on return. Every thread reads the epoch before the group's
+ * first synchronisation (the leader stores the new one after the
+ * second). */
 #define SHMEMX_DEV__COLL_GROUP(NAME, A2A)                                      \
     SHMEMX_DEV_FN void shmemx_dev_##NAME##_warp(shmemx_dev_t d, void *dest,   \
                                                 const void *src, size_t n)    \
