@@ -48,7 +48,10 @@
  *           PEs wait. GROUP:
  *             rma      put_quiet (default store threshold: stores),
  *                      put_quiet_engines (threshold 0), p_quiet, and both
- *                      puts after 1/10/100 ms idle; median us
+ *                      puts after 1/10/100 ms idle; store_fence_floor: a
+ *                      bare store through the peer's mapping and
+ *                      __threadfence_system, the store path's floor in the
+ *                      same run; median us
  *             bw       putmem_thread / _warp / _block (shmemx_dev_putmem,
  *                      _warp, _block), 1 MiB .. max; GB/s
  *             overlap  one thread's putmem of 16 MiB repeated over the
@@ -117,14 +120,27 @@ static void row(const char *test, const char *variant, size_t bytes,
 
 /* ------------------------------------------------------------ latency */
 
-enum { L_PUT, L_P };
+/* L_FLOOR: what the store path cannot go below, no library in it: one
+ * volatile 8-byte store through the peer's mapping (looked up before the
+ * clock starts) and __threadfence_system. */
+enum { L_PUT, L_P, L_FLOOR };
 
 /* iters round trips; each one's time (ns) into t[i]. */
 __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
                       int pe, int iters, unsigned long long *t, size_t n)
 {
+    volatile uint64_t *peer =
+        kind == L_FLOOR
+            ? (volatile uint64_t *)shmemx_dev__ptr(&d, dst, pe, "k_lat")
+            : NULL;
     for (int i = 0; i < iters; i++) {
         unsigned long long t0 = gclock();
+        if (kind == L_FLOOR) {
+            *peer = (uint64_t)i;
+            __threadfence_system();
+            t[i] = gclock() - t0;
+            continue;
+        }
         if (kind == L_PUT)
             shmemx_dev_putmem_nbi(d, dst, src, n, pe);
         else
@@ -536,6 +552,8 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
     crow("put_quiet_engines", 8, lat(de, L_PUT, pdst, dsrc, pe, iters, t),
          "us");
     crow("p_quiet", 8, lat(d, L_P, pdst, dsrc, pe, iters, t), "us");
+    crow("store_fence_floor", 8, lat(d, L_FLOOR, pdst, dsrc, pe, iters, t),
+         "us");
     for (int e = 0; e < 2; e++)
         for (int k = 0; k < 3; k++) {
             std::vector<double> w;
