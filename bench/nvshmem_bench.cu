@@ -364,9 +364,15 @@ static void group_kcoll(void)
         for (size_t n = 1024; n <= max; n *= 64) {
             int it = iters;
             void *args[] = {&a2a, &dst, &src, &n, &it, &t};
+            /* One CTA of as many threads as the kernel can have (up to
+             * 1024): a collective launch needs it resident. */
+            cudaFuncAttributes fa;
+            CMP_CK(cudaFuncGetAttributes(&fa, k_kcoll));
+            int nthr = fa.maxThreadsPerBlock < 1024 ? fa.maxThreadsPerBlock
+                                                    : 1024;
             nvshmem_barrier_all();
             int rc = nvshmemx_collective_launch((const void *)k_kcoll, dim3(1),
-                                                dim3(1024), args, 0, st);
+                                                dim3(nthr), args, 0, st);
             if (rc) {
                 fprintf(stderr, "nvshmem_bench: PE %d: nvshmemx_collective_"
                                 "launch returned %d\n", me, rc);

@@ -361,7 +361,7 @@ SHMEMX_DEV__AMO_ALL
  * PE; alltoallmem: block pe of src (src + pe * n) lands at dest + me * n
  * on PE pe. One shot, nothing made ahead on the host: each block goes
  * straight to its PE, by stores through the peer's mapping when n is at
- * most store_max (the store path; a group's threads split every block),
+ * most 16 x store_max (the store path; a group's threads split every block),
  * by one engine request per PE above it, each followed on the engines by
  * the signal of its arrival (no SM moves those bytes); then one round of
  * arrival words (shmemx_dev__coll_end), so on return dest holds every
@@ -381,12 +381,22 @@ SHMEMX_DEV_FN unsigned long long shmemx_dev__next_epoch(const shmemx_dev_t *d)
            1;
 }
 
+/* The collectives' store threshold per block: 16 x store_max (4 KiB by
+ * default; 0 keeps everything on the engines). store_max was measured for
+ * one thread's stores; a collective's are a group's, mostly to a peer on
+ * the same GPU (H100 under MPS, 2 PEs, one warp: 1 KiB by stores 5.7-5.9
+ * us, by the engines 30 us). */
+SHMEMX_DEV_FN size_t shmemx_dev__coll_store_max(const shmemx_dev_t *d)
+{
+    return (size_t)d->store_max * 16;
+}
+
 /* Thread `rank` of `nthr`'s share of collective e's data movement (all of
  * it with 0 of 1): on the store path the words of every block it stores
  * (the leader signals the peers after the group's stores); on the engine
  * path one request per nthr-th PE, each block to a peer followed on the
  * engines by its signal: this PE's arrival word there (ARRIVE + me)
- * set to e. Self last, the next PE first. The caller then
+ * set to e. Self first. The caller then
  * makes its stores visible and one thread of the group calls
  * shmemx_dev__coll_end. */
 SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
@@ -398,13 +408,15 @@ SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
     if (!n)
         return;
     src = shmemx_dev__local(d, src);
-    for (int i = 1; i <= d->npes; i++) {
+    /* Self first: the engine path's copies then come in one run before
+     * the peers' signals, one batch for the proxy. */
+    for (int i = 0; i < d->npes; i++) {
         int pe = (d->me + i) % d->npes;
         const char *s = a2a ? src + (size_t)pe * n : src;
         char *r = shmemx_dev__ptr(d, dest + (size_t)d->me * n, pe, routine);
-        if (n <= d->store_max) {
+        if (n <= shmemx_dev__coll_store_max(d)) {
             shmemx_dev__copy_part(r, s, n, rank, nthr);
-        } else if ((unsigned)(i - 1) % nthr == rank) {
+        } else if ((unsigned)i % nthr == rank) {
             if (pe == d->me) {
                 (void)shmemx_dev__engine_copy(d, (uint64_t)(uintptr_t)r,
                                               (uint64_t)(uintptr_t)s, n,
@@ -437,7 +449,7 @@ SHMEMX_DEV_FN void shmemx_dev__coll_end(const shmemx_dev_t *d, size_t n,
         (volatile unsigned long long *)shmemx_dev__local(d, d->words);
     my[SHMEMX_DEV_W_EPOCH] = e;
     shmemx_dev__fence_sys();
-    if (n <= d->store_max) {
+    if (n <= shmemx_dev__coll_store_max(d)) {
         for (int i = 1; i < d->npes; i++)
             shmemx_dev__st_rel(
                 shmemx_dev__ptr(d, &d->words[SHMEMX_DEV_W_ARRIVE + d->me],
@@ -506,12 +518,12 @@ SHMEMX_DEV_FN void shmemx_dev__bcast_part(const shmemx_dev_t *d, char *dest,
     if (d->me != root || !n)
         return;
     src = shmemx_dev__local(d, src);
-    for (int i = 1; i <= d->npes; i++) {
+    for (int i = 0; i < d->npes; i++) {
         int pe = (d->me + i) % d->npes;
         char *r = shmemx_dev__ptr(d, dest, pe, routine);
-        if (n <= d->store_max) {
+        if (n <= shmemx_dev__coll_store_max(d)) {
             shmemx_dev__copy_part(r, src, n, rank, nthr);
-        } else if ((unsigned)(i - 1) % nthr == rank) {
+        } else if ((unsigned)i % nthr == rank) {
             if (pe == d->me) {
                 (void)shmemx_dev__engine_copy(d, (uint64_t)(uintptr_t)r,
                                               (uint64_t)(uintptr_t)src, n,

@@ -351,8 +351,8 @@ static void *coll_thread(void *arg)
 
 static void phase_coll(int threads)
 {
-    size_t sm = d.store_max;
-    size_t sizes[] = {0, 1, 24, sm, sm + 8, 3 * sm + 5, 65536, COLL_MAX};
+    size_t cm = shmemx_dev__coll_store_max(&d); /* stores up to it */
+    size_t sizes[] = {0, 1, 24, cm, cm + 8, 3 * cm + 5, 65536, COLL_MAX};
     memcpy(coll_sizes, sizes, sizeof(sizes));
     coll_T = threads;
     if (pthread_barrier_init(&coll_bar, NULL, (unsigned)threads)) {
