@@ -731,13 +731,8 @@ static void cmp_kcoll(shmemx_dev_t d, char *csrc, char *cdst)
             k_kcoll_shot<<<1, 32, 0, kst>>>(d, a2a, cdst, csrc, n, iters, t);
             CK(cudaGetLastError());
             CK(cudaStreamSynchronize(kst));
-            std::vector<unsigned long long> h(iters);
-            std::vector<double> v;
-            CK(cudaMemcpy(h.data(), t, iters * sizeof(*t), cudaMemcpyDefault));
-            for (int i = iters / 10; i < iters; i++)
-                v.push_back(h[i] / 1e3);
-            crow(a2a ? "alltoall_kernel" : "fcollect_kernel", n, median(v),
-                 "us");
+            crow(a2a ? "alltoall_kernel" : "fcollect_kernel", n,
+                 cmp_lat_us(t, iters), "us");
             shmem_barrier_all();
         }
     /* Load the kernel before anything is posted ahead (phase_kreq). */

@@ -379,14 +379,8 @@ static void group_kcoll(void)
                 _exit(1);
             }
             CMP_CK(cudaStreamSynchronize(st));
-            std::vector<unsigned long long> h(iters);
-            std::vector<double> v;
-            CMP_CK(cudaMemcpy(h.data(), t, iters * sizeof(*t),
-                              cudaMemcpyDefault));
-            for (int i = iters / 10; i < iters; i++)
-                v.push_back(h[i] / 1e3);
-            row(a2a ? "alltoall_kernel" : "fcollect_kernel", n, cmp_median(v),
-                "us");
+            row(a2a ? "alltoall_kernel" : "fcollect_kernel", n,
+                cmp_lat_us(t, iters), "us");
         }
     nvshmem_barrier_all();
     CMP_CK(cudaStreamDestroy(st));
