@@ -412,64 +412,67 @@ SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
  * arrival round), and the group synchronises again, so every thread may
  * read dest on return. Every thread reads the epoch before the group's
  * first synchronisation (the leader stores the new one after the
- * second). */
-#define SHMEMX_DEV__COLL_GROUP(NAME, A2A)                                      \
+ * second). block: the group is the thread block, else the warp (the
+ * same for every thread of the group, so the synchronisation is too). */
+SHMEMX_DEV_FN void shmemx_dev__coll_group(const shmemx_dev_t *d, void *dest,
+                                          const void *src, size_t n,
+                                          int kind, int root, int block,
+                                          const char *routine)
+{
+    unsigned r = block ? shmemx_dev__tid() : shmemx_dev__tid() & 31u;
+    unsigned nthr = block ? blockDim.x * blockDim.y * blockDim.z : 32u;
+    unsigned long long e = shmemx_dev__next_epoch(d);
+#define SHMEMX_DEV__GSYNC()                                                    \
+    do {                                                                       \
+        if (block)                                                             \
+            __syncthreads();                                                   \
+        else                                                                   \
+            __syncwarp();                                                      \
+    } while (0)
+    SHMEMX_DEV__GSYNC();
+    shmemx_dev__coll_part(d, (char *)dest, (const char *)src, n, kind, root,
+                          e, r, nthr, routine);
+    __threadfence_system();
+    SHMEMX_DEV__GSYNC();
+    if (r == 0)
+        shmemx_dev__coll_end(d, shmemx_dev__coll_sends(d, kind, root, n), e,
+                             routine);
+    SHMEMX_DEV__GSYNC();
+#undef SHMEMX_DEV__GSYNC
+}
+
+#define SHMEMX_DEV__COLL_GROUP(NAME, KIND)                                     \
     SHMEMX_DEV_FN void shmemx_dev_##NAME##_warp(shmemx_dev_t d, void *dest,   \
                                                 const void *src, size_t n)    \
     {                                                                          \
-        unsigned lane = shmemx_dev__tid() & 31u;                               \
-        unsigned long long e = shmemx_dev__next_epoch(&d);                     \
-        __syncwarp();                                                          \
-        shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, A2A, e,  \
-                              lane, 32, "shmemx_dev_" #NAME "_warp");          \
-        __threadfence_system();                                                \
-        __syncwarp();                                                          \
-        if (lane == 0)                                                         \
-            shmemx_dev__coll_end(&d, n, e, "shmemx_dev_" #NAME "_warp");       \
-        __syncwarp();                                                          \
+        shmemx_dev__coll_group(&d, dest, src, n, KIND, 0, 0,                   \
+                               "shmemx_dev_" #NAME "_warp");                   \
     }                                                                          \
     SHMEMX_DEV_FN void shmemx_dev_##NAME##_block(shmemx_dev_t d, void *dest,  \
                                                  const void *src, size_t n)   \
     {                                                                          \
-        unsigned t = shmemx_dev__tid();                                        \
-        unsigned long long e = shmemx_dev__next_epoch(&d);                     \
-        __syncthreads();                                                       \
-        shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, A2A, e,  \
-                              t, blockDim.x * blockDim.y * blockDim.z,         \
-                              "shmemx_dev_" #NAME "_block");                   \
-        __threadfence_system();                                                \
-        __syncthreads();                                                       \
-        if (t == 0)                                                            \
-            shmemx_dev__coll_end(&d, n, e, "shmemx_dev_" #NAME "_block");      \
-        __syncthreads();                                                       \
+        shmemx_dev__coll_group(&d, dest, src, n, KIND, 0, 1,                   \
+                               "shmemx_dev_" #NAME "_block");                  \
     }
-SHMEMX_DEV__COLL_GROUP(fcollectmem, 0)
-SHMEMX_DEV__COLL_GROUP(alltoallmem, 1)
+SHMEMX_DEV__COLL_GROUP(fcollectmem, SHMEMX_DEV__FCOLLECT)
+SHMEMX_DEV__COLL_GROUP(alltoallmem, SHMEMX_DEV__ALLTOALL)
 #undef SHMEMX_DEV__COLL_GROUP
 
-/* broadcastmem's group forms: root's threads split its stores (or take
- * turns issuing its engine requests); the same synchronisation. */
-#define SHMEMX_DEV__BCAST_GROUP(FORM, SYNC, RANK, NTHR)                        \
-    SHMEMX_DEV_FN void shmemx_dev_broadcastmem_##FORM(                         \
-        shmemx_dev_t d, void *dest, const void *src, size_t n, int root)      \
-    {                                                                          \
-        unsigned r_ = (RANK);                                                  \
-        unsigned long long e = shmemx_dev__next_epoch(&d);                     \
-        SYNC();                                                                \
-        shmemx_dev__bcast_part(&d, (char *)dest, (const char *)src, n, root,   \
-                               e, r_, (NTHR),                                  \
-                               "shmemx_dev_broadcastmem_" #FORM);              \
-        __threadfence_system();                                                \
-        SYNC();                                                                \
-        if (r_ == 0)                                                           \
-            shmemx_dev__coll_end(&d, d.me == root ? n : 0, e,                  \
-                                 "shmemx_dev_broadcastmem_" #FORM);            \
-        SYNC();                                                                \
-    }
-SHMEMX_DEV__BCAST_GROUP(warp, __syncwarp, shmemx_dev__tid() & 31u, 32)
-SHMEMX_DEV__BCAST_GROUP(block, __syncthreads, shmemx_dev__tid(),
-                        blockDim.x * blockDim.y * blockDim.z)
-#undef SHMEMX_DEV__BCAST_GROUP
+SHMEMX_DEV_FN void shmemx_dev_broadcastmem_warp(shmemx_dev_t d, void *dest,
+                                                const void *src, size_t n,
+                                                int root)
+{
+    shmemx_dev__coll_group(&d, dest, src, n, SHMEMX_DEV__BCAST, root, 0,
+                           "shmemx_dev_broadcastmem_warp");
+}
+
+SHMEMX_DEV_FN void shmemx_dev_broadcastmem_block(shmemx_dev_t d, void *dest,
+                                                 const void *src, size_t n,
+                                                 int root)
+{
+    shmemx_dev__coll_group(&d, dest, src, n, SHMEMX_DEV__BCAST, root, 1,
+                           "shmemx_dev_broadcastmem_block");
+}
 
 /* ---- persistent collectives (shmemx_req(3)) ----
  *

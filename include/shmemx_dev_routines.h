@@ -391,29 +391,51 @@ SHMEMX_DEV_FN size_t shmemx_dev__coll_store_max(const shmemx_dev_t *d)
     return (size_t)d->store_max * 16;
 }
 
+/* The collectives; what a PE sends: fcollect its block to every PE,
+ * alltoall block pe of src to PE pe, broadcast root's block to every PE
+ * (root included) and nothing from the others. */
+#define SHMEMX_DEV__FCOLLECT 0
+#define SHMEMX_DEV__ALLTOALL 1
+#define SHMEMX_DEV__BCAST 2
+
+/* The bytes this PE sends to each PE in a collective of this kind: n,
+ * but none from a broadcast's other PEs. What its end waits for. */
+SHMEMX_DEV_FN size_t shmemx_dev__coll_sends(const shmemx_dev_t *d, int kind,
+                                            int root, size_t n)
+{
+    return kind == SHMEMX_DEV__BCAST && d->me != root ? 0 : n;
+}
+
 /* Thread `rank` of `nthr`'s share of collective e's data movement (all of
  * it with 0 of 1): on the store path the words of every block it stores
  * (the leader signals the peers after the group's stores); on the engine
  * path one request per nthr-th PE, each block to a peer followed on the
  * engines by its signal: this PE's arrival word there (ARRIVE + me)
- * set to e. Self first. The caller then
+ * set to e. Self first: the engine path's copies then come in one run
+ * before the peers' signals, one batch for the proxy. The caller then
  * makes its stores visible and one thread of the group calls
- * shmemx_dev__coll_end. */
+ * shmemx_dev__coll_end with shmemx_dev__coll_sends. */
 SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
-                                         const char *src, size_t n, int a2a,
-                                         unsigned long long e, unsigned rank,
-                                         unsigned nthr, const char *routine)
+                                         const char *src, size_t n, int kind,
+                                         int root, unsigned long long e,
+                                         unsigned rank, unsigned nthr,
+                                         const char *routine)
 {
-    (void)shmemx_dev__ptr_n(d, dest, n * (size_t)d->npes, d->me, routine);
+    const int bcast = kind == SHMEMX_DEV__BCAST;
+    if (bcast && (unsigned)root >= (unsigned)d->npes)
+        shmemx_dev__fail(d, routine, SHMEMX_DEV__E_PE, (uint64_t)root);
+    (void)shmemx_dev__ptr_n(d, dest, bcast ? n : n * (size_t)d->npes, d->me,
+                            routine);
+    n = shmemx_dev__coll_sends(d, kind, root, n);
     if (!n)
         return;
     src = shmemx_dev__local(d, src);
-    /* Self first: the engine path's copies then come in one run before
-     * the peers' signals, one batch for the proxy. */
+    char *at = bcast ? dest : dest + (size_t)d->me * n; /* on every PE */
     for (int i = 0; i < d->npes; i++) {
         int pe = (d->me + i) % d->npes;
-        const char *s = a2a ? src + (size_t)pe * n : src;
-        char *r = shmemx_dev__ptr(d, dest + (size_t)d->me * n, pe, routine);
+        const char *s = kind == SHMEMX_DEV__ALLTOALL ? src + (size_t)pe * n
+                                                     : src;
+        char *r = shmemx_dev__ptr(d, at, pe, routine);
         if (n <= shmemx_dev__coll_store_max(d)) {
             shmemx_dev__copy_part(r, s, n, rank, nthr);
         } else if ((unsigned)i % nthr == rank) {
@@ -478,77 +500,43 @@ SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
                          "shmemx_dev_barrier_all");
 }
 
+/* A collective by one thread of the PE. */
+SHMEMX_DEV_FN void shmemx_dev__coll(const shmemx_dev_t *d, void *dest,
+                                    const void *src, size_t n, int kind,
+                                    int root, const char *routine)
+{
+    unsigned long long e = shmemx_dev__next_epoch(d);
+    shmemx_dev__coll_part(d, (char *)dest, (const char *)src, n, kind, root,
+                          e, 0, 1, routine);
+    shmemx_dev__coll_end(d, shmemx_dev__coll_sends(d, kind, root, n), e,
+                         routine);
+}
+
 SHMEMX_DEV_FN void shmemx_dev_fcollectmem(shmemx_dev_t d, void *dest,
                                           const void *src, size_t n)
 {
-    const char *rn = "shmemx_dev_fcollectmem";
-    unsigned long long e = shmemx_dev__next_epoch(&d);
-    shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 0, e, 0, 1,
-                          rn);
-    shmemx_dev__coll_end(&d, n, e, rn);
+    shmemx_dev__coll(&d, dest, src, n, SHMEMX_DEV__FCOLLECT, 0,
+                     "shmemx_dev_fcollectmem");
 }
 
 SHMEMX_DEV_FN void shmemx_dev_alltoallmem(shmemx_dev_t d, void *dest,
                                           const void *src, size_t n)
 {
-    const char *rn = "shmemx_dev_alltoallmem";
-    unsigned long long e = shmemx_dev__next_epoch(&d);
-    shmemx_dev__coll_part(&d, (char *)dest, (const char *)src, n, 1, e, 0, 1,
-                          rn);
-    shmemx_dev__coll_end(&d, n, e, rn);
+    shmemx_dev__coll(&d, dest, src, n, SHMEMX_DEV__ALLTOALL, 0,
+                     "shmemx_dev_alltoallmem");
 }
 
 /* broadcastmem: root's n bytes of src land at dest on every PE, root
- * included (OpenSHMEM 1.5's team broadcast). Root's part: its blocks to
- * the peers as an fcollect's (stores split by the group; above the
- * threshold one engine request per peer followed by the arrival signal),
- * then its own dest; the other PEs move nothing. The end is the
- * collectives' round (shmemx_dev__coll_end; the others arrive as with no
- * data), so every PE has entered the call when any returns, and two
- * destinations in turn are as safe as for fcollect. */
-SHMEMX_DEV_FN void shmemx_dev__bcast_part(const shmemx_dev_t *d, char *dest,
-                                          const char *src, size_t n,
-                                          int root, unsigned long long e,
-                                          unsigned rank, unsigned nthr,
-                                          const char *routine)
-{
-    if ((unsigned)root >= (unsigned)d->npes)
-        shmemx_dev__fail(d, routine, SHMEMX_DEV__E_PE, (uint64_t)root);
-    (void)shmemx_dev__ptr_n(d, dest, n ? n : 1, d->me, routine);
-    if (d->me != root || !n)
-        return;
-    src = shmemx_dev__local(d, src);
-    for (int i = 0; i < d->npes; i++) {
-        int pe = (d->me + i) % d->npes;
-        char *r = shmemx_dev__ptr(d, dest, pe, routine);
-        if (n <= shmemx_dev__coll_store_max(d)) {
-            shmemx_dev__copy_part(r, src, n, rank, nthr);
-        } else if ((unsigned)i % nthr == rank) {
-            if (pe == d->me) {
-                (void)shmemx_dev__engine_copy(d, (uint64_t)(uintptr_t)r,
-                                              (uint64_t)(uintptr_t)src, n,
-                                              routine);
-                continue;
-            }
-            char *w = shmemx_dev__ptr(
-                d, &d->words[SHMEMX_DEV_W_ARRIVE + d->me], pe, routine);
-            if (!shmemx_dev__engine_put_signal(
-                    d, (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)src, n,
-                    (uint64_t)(uintptr_t)w, e, SHMEM_SIGNAL_SET, routine))
-                shmemx_dev__st_rel(w, e);
-        }
-    }
-}
-
+ * included (OpenSHMEM 1.5's team broadcast); the other PEs move nothing
+ * but arrive in the same round (shmemx_dev__coll_end), so every PE has
+ * entered the call when any returns, and two destinations in turn are
+ * as safe as for fcollect. */
 SHMEMX_DEV_FN void shmemx_dev_broadcastmem(shmemx_dev_t d, void *dest,
                                            const void *src, size_t n,
                                            int root)
 {
-    const char *rn = "shmemx_dev_broadcastmem";
-    unsigned long long e = shmemx_dev__next_epoch(&d);
-    shmemx_dev__bcast_part(&d, (char *)dest, (const char *)src, n, root, e,
-                           0, 1, rn);
-    shmemx_dev__coll_end(&d, d.me == root ? n : 0, e, rn);
+    shmemx_dev__coll(&d, dest, src, n, SHMEMX_DEV__BCAST, root,
+                     "shmemx_dev_broadcastmem");
 }
 
 #endif /* SHMEMX_DEV_ROUTINES_H */

@@ -938,28 +938,23 @@ __global__ void k_coll(shmemx_dev_t d, int form, int kind, unsigned char *src,
         for (size_t i = t; i < (a2a ? n * d.npes : n); i += blockDim.x)
             src[i] = cpat(d.me, a2a ? (int)(i / n) : 0, round, i % n);
         __syncthreads();
-        if (form == CF_THREAD && t == 0) {
-            if (kind == 2)
-                shmemx_dev_broadcastmem(d, dst, src, n, root);
-            else if (a2a)
-                shmemx_dev_alltoallmem(d, dst, src, n);
-            else
-                shmemx_dev_fcollectmem(d, dst, src, n);
-        } else if (form == CF_WARP && t < 32) {
-            if (kind == 2)
-                shmemx_dev_broadcastmem_warp(d, dst, src, n, root);
-            else if (a2a)
-                shmemx_dev_alltoallmem_warp(d, dst, src, n);
-            else
-                shmemx_dev_fcollectmem_warp(d, dst, src, n);
-        } else if (form == CF_BLOCK) {
-            if (kind == 2)
-                shmemx_dev_broadcastmem_block(d, dst, src, n, root);
-            else if (a2a)
-                shmemx_dev_alltoallmem_block(d, dst, src, n);
-            else
-                shmemx_dev_fcollectmem_block(d, dst, src, n);
-        }
+        /* The routine of this kind in the form SFX ("", _warp, _block). */
+#define K_COLL_CALL(SFX)                                                       \
+    do {                                                                       \
+        if (kind == 2)                                                         \
+            shmemx_dev_broadcastmem##SFX(d, dst, src, n, root);                \
+        else if (a2a)                                                          \
+            shmemx_dev_alltoallmem##SFX(d, dst, src, n);                       \
+        else                                                                   \
+            shmemx_dev_fcollectmem##SFX(d, dst, src, n);                       \
+    } while (0)
+        if (form == CF_THREAD && t == 0)
+            K_COLL_CALL();
+        else if (form == CF_WARP && t < 32)
+            K_COLL_CALL(_warp);
+        else if (form == CF_BLOCK)
+            K_COLL_CALL(_block);
+#undef K_COLL_CALL
         __syncthreads();
         for (size_t i = t; i < n * (kind == 2 ? 1 : d.npes); i += blockDim.x)
             if (((volatile unsigned char *)dst)[i] !=

@@ -290,7 +290,8 @@ static void *coll_thread(void *arg)
     for (size_t si = 0; si < sizeof(coll_sizes) / sizeof(*coll_sizes); si++)
         for (int kind = 0; kind < 3; kind++)
             for (int r = 0; r < COLL_ROUNDS; r++, round++) {
-                const int a2a = kind == 1, root = round % npes;
+                const int a2a = kind == SHMEMX_DEV__ALLTOALL,
+                          root = round % npes;
                 size_t n = coll_sizes[si];
                 unsigned char *dst = coll_dst[round % 2];
                 if (t == 0)
@@ -299,7 +300,7 @@ static void *coll_thread(void *arg)
                             coll_src[(size_t)b * n + k] =
                                 cpat(me, a2a ? b : 0, round, k);
                 if (T == 1) {
-                    if (kind == 2)
+                    if (kind == SHMEMX_DEV__BCAST)
                         shmemx_dev_broadcastmem(d, dst, coll_src, n, root);
                     else if (a2a)
                         shmemx_dev_alltoallmem(d, dst, coll_src, n);
@@ -308,22 +309,16 @@ static void *coll_thread(void *arg)
                 } else {
                     unsigned long long e = shmemx_dev__next_epoch(&d);
                     pthread_barrier_wait(&coll_bar); /* source written */
-                    if (kind == 2)
-                        shmemx_dev__bcast_part(&d, (char *)dst,
-                                               (const char *)coll_src, n,
-                                               root, e, (unsigned)t,
-                                               (unsigned)T, "dev_host group");
-                    else
-                        shmemx_dev__coll_part(&d, (char *)dst,
-                                              (const char *)coll_src, n, a2a,
-                                              e, (unsigned)t, (unsigned)T,
-                                              "dev_host group");
+                    shmemx_dev__coll_part(&d, (char *)dst,
+                                          (const char *)coll_src, n, kind,
+                                          root, e, (unsigned)t, (unsigned)T,
+                                          "dev_host group");
                     shmemx_dev__fence_sys();
                     pthread_barrier_wait(&coll_bar);
                     if (t == 0)
-                        shmemx_dev__coll_end(&d,
-                                             kind == 2 && me != root ? 0 : n,
-                                             e, "dev_host group");
+                        shmemx_dev__coll_end(
+                            &d, shmemx_dev__coll_sends(&d, kind, root, n), e,
+                            "dev_host group");
                     pthread_barrier_wait(&coll_bar);
                 }
                 if (t)
@@ -332,9 +327,10 @@ static void *coll_thread(void *arg)
                  * share arrival words and epochs. */
                 if (T == 1 && round % 3 == 2)
                     shmemx_dev_barrier_all(d);
-                for (int from = 0; from < (kind == 2 ? 1 : npes); from++) {
+                const int bcast = kind == SHMEMX_DEV__BCAST;
+                for (int from = 0; from < (bcast ? 1 : npes); from++) {
                     const unsigned char *b = dst + (size_t)from * n;
-                    int src_pe = kind == 2 ? root : from;
+                    int src_pe = bcast ? root : from;
                     for (size_t k = 0; k < n; k++)
                         if (b[k] != cpat(src_pe, a2a ? me : 0, round, k)) {
                             FAIL("%s of %zu bytes, %d thread%s, round %d: "
