@@ -160,6 +160,15 @@ mps_stop() {
 }
 trap mps_stop EXIT
 
+# mps_env NP: MPS_ENV, the environment of an NP-PE job under this script's
+# daemon (an equal share of the SMs each); empty without a daemon.
+mps_env() {
+    MPS_ENV=()
+    [ -n "$MPSD" ] || return 0
+    MPS_ENV=("CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe" "CUDA_MPS_LOG_DIRECTORY=$MPSD/log"
+        "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / $1))")
+}
+
 # job LIB NP GROUP TIMEOUT [mps]: one group of rows of one library, its
 # output into OUTDIR/LIB-npNP-GROUP.log, its rows into .csv; one summary
 # row. NP "2g": 2 PEs on GPUs 0 and 1 (their rows say "2g" for the PEs).
@@ -173,9 +182,9 @@ job() {
     left=$((DEADLINE - SECONDS))
     [ "$t" -le "$left" ] || t=$left
     [ "$t" -ge 20 ] || t=20
-    if [ -n "$mps" ] && [ -n "$MPSD" ]; then
-        pre=("CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe" "CUDA_MPS_LOG_DIRECTORY=$MPSD/log"
-            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n))")
+    if [ -n "$mps" ]; then
+        mps_env "$n"
+        pre=(${MPS_ENV[@]+"${MPS_ENV[@]}"})
     fi
     echo "--- $(date -u +%T) $name (timeout $t s)"
     case $lib in
@@ -216,15 +225,13 @@ both() { job nvshmem "$@"; job dmashmem "$@"; }
 # coll: one-thread, warp and block forms, stores and engines, every byte
 # checked), 2 PEs, under MPS where it runs.
 check_coll() {
-    local -a pre=()
     if [ ! -x "$DEVAPI" ] || [ ! -x "$L" ]; then
         row "dev_api coll 2 PEs" "SKIP (no build)"
         return
     fi
     if late 30; then row "dev_api coll 2 PEs" "NOT RUN (deadline)"; return; fi
-    [ -n "$MPSD" ] && pre=("CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe"
-        "CUDA_MPS_LOG_DIRECTORY=$MPSD/log" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50")
-    if env ${pre[@]+"${pre[@]}"} timeout -k 5 60 "$L" -n 2 --timeout 55 "$DEVAPI" coll \
+    mps_env 2
+    if env ${MPS_ENV[@]+"${MPS_ENV[@]}"} timeout -k 5 60 "$L" -n 2 --timeout 55 "$DEVAPI" coll \
         >"$OUTDIR/dev_api-coll.log" 2>&1; then
         row "dev_api coll 2 PEs${MPSD:+ (MPS)}" "ok"
     else

@@ -85,10 +85,10 @@ SHMEMX_DEV__FAIL_FN void shmemx_dev__fail(const shmemx_dev_t *d,
     SHMEMX_DEV__ABORT();
 }
 
-/* The GPU address of the n bytes at symmetric address sym on PE pe
- * (n >= 1), all of them in one segment: a range that runs past its
- * segment's end is a misuse (one line naming the last byte), not a write
- * into whatever lies beyond. */
+/* The GPU address of the n bytes at symmetric address sym on PE pe, all
+ * of them in one segment (n = 0: the address alone): a range that runs
+ * past its segment's end is a misuse (one line naming the last byte), not
+ * a write into whatever lies beyond. */
 SHMEMX_DEV_FN char *shmemx_dev__ptr_n(const shmemx_dev_t *d, const void *sym,
                                       size_t n, int pe, const char *routine)
 {
@@ -172,7 +172,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
                                          const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_putmem_nbi";
-    char *r = shmemx_dev__ptr_n(&d, dest, n ? n : 1, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, dest, n, pe, rn);
     src = shmemx_dev__local(&d, src);
     if (n <= d.store_max) {
         shmemx_dev__copy(r, src, n);
@@ -186,7 +186,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
                                      const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_putmem";
-    char *r = shmemx_dev__ptr_n(&d, dest, n ? n : 1, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, dest, n, pe, rn);
     src = shmemx_dev__local(&d, src);
     if (n <= d.store_max) {
         shmemx_dev__copy(r, src, n);
@@ -204,7 +204,7 @@ SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
                                          const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_getmem_nbi";
-    char *r = shmemx_dev__ptr_n(&d, src, n ? n : 1, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, src, n, pe, rn);
     dest = shmemx_dev__local(&d, dest);
     if (n <= d.store_max) {
         shmemx_dev__copy(dest, r, n);
@@ -218,7 +218,7 @@ SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
                                      const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_getmem";
-    char *r = shmemx_dev__ptr_n(&d, src, n ? n : 1, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, src, n, pe, rn);
     dest = shmemx_dev__local(&d, dest);
     if (n <= d.store_max) {
         shmemx_dev__copy(dest, r, n);
@@ -246,7 +246,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
                                                 int pe)
 {
     const char *rn = "shmemx_dev_putmem_signal_nbi";
-    char *r = shmemx_dev__ptr_n(&d, dest, n ? n : 1, pe, rn);
+    char *r = shmemx_dev__ptr_n(&d, dest, n, pe, rn);
     uint64_t *sig =
         (uint64_t *)shmemx_dev__ptr_n(&d, sig_addr, sizeof(*sig), pe, rn);
     if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
