@@ -25,7 +25,9 @@
 #   kcoll    fcollect/alltoall started by a kernel, 1 KiB and 64 KiB
 #   coll     fcollect/alltoall called by the host on a stream + sync,
 #            1 KiB .. 16 MiB (dmashmem also blocking)
-#   queued   the same queued on the stream, us per call
+#   queued   the same queued on the stream, us per call (coll and queued
+#            again as rows NAME_ce: dmashmem with SHMEM_STREAM_STORE_MAX=0,
+#            the copy engines at every size, no kernel)
 #   overlap  compute slowdown while a transfer repeats over the whole
 #            compute kernel, and the bandwidth reached meanwhile
 #   bw       putmem from one thread / warp / CTA, 1 MiB .. 256 MiB
@@ -197,6 +199,10 @@ job() {
             --max "$MAX" --timeout $((t - 3)) >"$base.log" 2>&1
         rc=$? ;;
     *)
+        # dmashmem-ce: ours with SHMEM_STREAM_STORE_MAX=0 (on-stream
+        # collectives on the copy engines at every size, no kernel); its
+        # rows are dmashmem's with "_ce" after the name.
+        [ "$lib" = dmashmem-ce ] && pre=(SHMEM_STREAM_STORE_MAX=0 ${pre[@]+"${pre[@]}"})
         if [ ! -x "$OURS" ] || [ ! -x "$L" ]; then
             row "$name" "SKIP (no dmashmem build)"
             return
@@ -208,7 +214,9 @@ job() {
             --nvcmp "$group" --max "$MAX" >"$base.log" 2>&1
         rc=$? ;;
     esac
-    grep "^$lib," "$base.log" | awk -F, -v OFS=, -v np="$np" '{ $2 = np; print }' >"$base.csv"
+    grep "^${lib%-ce}," "$base.log" |
+        awk -F, -v OFS=, -v np="$np" -v sfx="${lib#dmashmem}" \
+            '{ $2 = np; if (sfx == "-ce") $3 = $3 "_ce"; print }' >"$base.csv"
     local nrows
     nrows=$(wc -l <"$base.csv")
     if [ "$rc" = 0 ]; then
@@ -248,6 +256,8 @@ check_coll
 both 2 kcoll 60 $MPS
 both 2 coll 90 $MPS
 both 2 queued 90 $MPS
+job dmashmem-ce 2 coll 90 $MPS
+job dmashmem-ce 2 queued 90 $MPS
 mps_stop
 both 1 overlap 60
 both 2 overlap 60
@@ -271,7 +281,7 @@ fi
 files=()
 for np in 1 2 2g; do
     for g in rma bw overlap coll queued kcoll; do
-        for lib in nvshmem dmashmem; do
+        for lib in nvshmem dmashmem dmashmem-ce; do
             [ -s "$OUTDIR/$lib-np$np-$g.csv" ] && files+=("$OUTDIR/$lib-np$np-$g.csv")
         done
     done

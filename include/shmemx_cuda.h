@@ -60,6 +60,11 @@ typedef struct shmemx_dev_slot {
 /* Work for the host proxy's CPU, after every earlier slot is done: dst says
  * what, src is its argument (a shmemx_req_t). */
 #define SHMEMX_DEV_OP_HOST 3u
+/* Flag on COPY and SIGNAL: the kernel publishes the next ticket right
+ * after this one and it belongs in the same submission to the engines
+ * (a collective's requests); the proxy waits a few microseconds for it
+ * before it posts what it took. */
+#define SHMEMX_DEV_OP_MORE 0x100u
 #define SHMEMX_DEV_HOST_REQ_START 1u
 #define SHMEMX_DEV_HOST_REQ_WAIT 2u
 
@@ -319,13 +324,33 @@ SHMEMX_DEV_FN unsigned long long shmemx_dev__issued(const shmemx_dev_t *d)
     return *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_ISSUE];
 }
 
+/* The quiet: both counters are loaded before the fence, so that their
+ * round trips overlap its drain of this thread's stores (a quiet after
+ * stores costs the fence alone), and compared after it. Tickets done
+ * never exceed tickets handed out, so done >= issued, in whichever order
+ * the two loads were served, means every ticket handed out before the
+ * call is done; the fence after the loads orders them before what
+ * follows, as an acquire would. */
+SHMEMX_DEV_FN void shmemx_dev__quiet(const shmemx_dev_t *d,
+                                     const char *routine)
+{
+    unsigned long long t =
+        *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_ISSUE];
+    unsigned long long c =
+        *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_COMPLETE];
+    __threadfence_system();
+    if (c < t)
+        shmemx_dev__wait_done(d, t, routine);
+}
+
 /* One COPY slot; done once ticket + 1 is complete. */
 SHMEMX_DEV_FN unsigned long long
 shmemx_dev__engine_copy(const shmemx_dev_t *d, uint64_t dst, uint64_t src,
-                        uint64_t n, const char *routine)
+                        uint64_t n, int more, const char *routine)
 {
     unsigned long long t = shmemx_dev__reserve(d, 1, routine);
-    shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, dst, src, n);
+    shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY | (more ? SHMEMX_DEV_OP_MORE : 0),
+                     dst, src, n);
     return t + 1;
 }
 
@@ -337,16 +362,19 @@ SHMEMX_DEV_FN int shmemx_dev__engine_put_signal(const shmemx_dev_t *d,
                                                 uint64_t dst, uint64_t src,
                                                 uint64_t n, uint64_t sig,
                                                 uint64_t signal, int sig_op,
-                                                const char *routine)
+                                                int more, const char *routine)
 {
     if (sig_op == SHMEM_SIGNAL_SET) {
         unsigned long long t = shmemx_dev__reserve(d, 2, routine);
-        shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY, dst, src, n);
-        shmemx_dev__push(d, t + 1, SHMEMX_DEV_OP_SIGNAL, sig, signal, 8);
+        shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY | SHMEMX_DEV_OP_MORE, dst,
+                         src, n);
+        shmemx_dev__push(d, t + 1,
+                         SHMEMX_DEV_OP_SIGNAL | (more ? SHMEMX_DEV_OP_MORE : 0),
+                         sig, signal, 8);
         return 1;
     }
-    shmemx_dev__wait_done(d, shmemx_dev__engine_copy(d, dst, src, n, routine),
-                          routine);
+    shmemx_dev__wait_done(
+        d, shmemx_dev__engine_copy(d, dst, src, n, 0, routine), routine);
     return 0;
 }
 

@@ -283,13 +283,26 @@ SHMEMX_DEV_FN uint64_t shmemx_dev__issue(const shmemx_dev_t *d, uint64_t dst,
     }
 }
 
+/* No fence-overlapped form here: the quiet is the fence, then the wait
+ * for every reservation so far. */
+SHMEMX_DEV_FN void shmemx_dev__quiet(const shmemx_dev_t *d,
+                                     const char *routine)
+{
+    shmemx_dev__fence_sys();
+    shmemx_dev__wait_done(d, shmemx_dev__issued(d), routine);
+}
+
+/* `more` is for a proxy that batches: here the kernel writes the packets
+ * into the engine's ring itself and every reservation is on the engine
+ * as soon as it is committed, so there is nothing to hold. */
 SHMEMX_DEV_FN uint64_t shmemx_dev__engine_copy(const shmemx_dev_t *d,
                                                uint64_t dst, uint64_t src,
-                                               uint64_t n,
+                                               uint64_t n, int more,
                                                const char *routine)
 {
     uint64_t end = 0;
     (void)routine;
+    (void)more;
     SHMEMX_DEV__SERIAL(end = shmemx_dev__issue(d, dst, src, n, 0, 0, 0));
     return end;
 }
@@ -301,9 +314,10 @@ SHMEMX_DEV_FN int shmemx_dev__engine_put_signal(const shmemx_dev_t *d,
                                                 uint64_t dst, uint64_t src,
                                                 uint64_t n, uint64_t sig,
                                                 uint64_t signal, int sig_op,
-                                                const char *routine)
+                                                int more, const char *routine)
 {
     (void)routine;
+    (void)more;
     SHMEMX_DEV__SERIAL(
         shmemx_dev__issue(d, dst, src, n, sig, signal, sig_op));
     return 1;

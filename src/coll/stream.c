@@ -127,6 +127,62 @@ static void stream_copies(const char *routine, const dsm_sdma_gpu_ops_t *g,
     free(dst);
 }
 
+/* Small blocks (SHMEM_STREAM_STORE_MAX): the whole call as one kernel of
+ * one CTA, the same two phases on the same words with the blocks stored
+ * between them (kernels.cu). 0 where the backend cannot (too many peers,
+ * memory its kernel cannot reach, no kernel): the engine path follows. */
+static int stream_small(const char *routine, const dsm_sdma_gpu_ops_t *g,
+                        const dsm_team_t *t, char *dest, const char *src,
+                        size_t nbytes, int a2a, void *stream)
+{
+    const size_t np = (size_t)t->size - 1, n = (size_t)t->size;
+    uint64_t *words[4 * DSM_SDMA_SMALL_COLL_PEERS];
+    void *dst[DSM_SDMA_SMALL_COLL_PEERS + 1];
+    const void *srcs[DSM_SDMA_SMALL_COLL_PEERS + 1];
+    size_t len[DSM_SDMA_SMALL_COLL_PEERS + 1], k = 0;
+    int pe[DSM_SDMA_SMALL_COLL_PEERS];
+    char *mine = dest + (size_t)t->my_idx * nbytes;
+    dsm_status_t st;
+
+    if (!g->small_coll_on_stream || np > DSM_SDMA_SMALL_COLL_PEERS)
+        return 0;
+    for (size_t i = 0; i < np; i++) {
+        int m = (t->my_idx + 1 + (int)i) % t->size;
+        pe[i] = t->pes[m];
+        for (int ph = 0; ph < 2; ph++) {
+            words[ph * np + i] =
+                sync_word(routine, t->pes[m], t->slot, ph, t->my_idx);
+            words[2 * np + ph * np + i] =
+                sync_word(routine, dsm_rt.me, t->slot, ph, m);
+        }
+    }
+    /* Peers in rotation order, then my own block (as stream_copies). */
+    for (size_t i = 1; i <= n; i++) {
+        int m = (t->my_idx + (int)i) % t->size;
+        const char *s = a2a ? src + (size_t)m * nbytes : src;
+        if (m == t->my_idx) {
+            if (s == mine)
+                continue; /* in place */
+            dst[k] = mine;
+        } else {
+            dst[k] = dsm_rt_xlate(routine, mine, nbytes, t->pes[m]);
+        }
+        srcs[k] = s;
+        len[k++] = nbytes;
+    }
+    const dsm_sdma_small_coll_t c = {
+        .out = words, .in = words + 2 * np, .np = np,
+        .dst = dst, .src = srcs, .len = len, .nc = k,
+        .pe = pe, .me = dsm_rt.me, .routine = a2a,
+        .stall_ns = (uint64_t)dsm_env.dev_stall_timeout * 1000000000ull,
+    };
+    st = g->small_coll_on_stream(&c, stream);
+    if (st == DSM_ERR_UNSUPPORTED)
+        return 0;
+    dsm_rt_stream_check(routine, st);
+    return 1;
+}
+
 int pshmemx_barrier_on_stream(shmem_team_t team, void *stream)
 {
     const char *routine = "shmemx_barrier_on_stream";
@@ -161,6 +217,9 @@ static void stream_coll(const char *routine, shmem_team_t team, void *dest,
         d < s + sspan)
         dsm_rt_fatal(routine, "source %p overlaps dest %p (%zu bytes per PE)",
                      source, dest, nbytes);
+    if (nbytes <= dsm_env.stream_store_max &&
+        stream_small(routine, g, t, dest, source, nbytes, a2a, stream))
+        return;
     stream_phase(routine, g, t, 0, stream);
     stream_copies(routine, g, t, dest, source, nbytes, a2a, stream);
     stream_phase(routine, g, t, 1, stream);

@@ -91,6 +91,11 @@
       "device API: putmem/getmem up to this many bytes are loads and stores " \
       "by the calling GPU thread, larger ones go to the copy engines; auto " \
       "= the measured default (docs/PERFORMANCE.md)")                        \
+    X(SHMEM_STREAM_STORE_MAX, SIZE, stream_store_max, "65536",                 \
+      "on-stream fcollect/alltoall: blocks up to this many bytes per PE "    \
+      "move by the stores of one CTA of a library kernel, one launch per "   \
+      "call (both synchronisation phases in it); larger ones, or all with "  \
+      "0, by the copy engines between stream memory operations (no SM)")    \
     X(SHMEM_DEV_PROXY_SPIN_US, INT, dev_proxy_spin_us, "200",                  \
       "device API: the proxy thread polls the FIFO without sleeping this "   \
       "long after the last request, then sleeps until a kernel's next "      \

@@ -28,7 +28,8 @@ _Static_assert(offsetof(shmemx_dev_slot_t, ctl) ==
                "device API slot layout");
 _Static_assert(SHMEMX_DEV_OP_COPY == DSM_SDMA_DEVREQ_COPY &&
                    SHMEMX_DEV_OP_SIGNAL == DSM_SDMA_DEVREQ_SIGNAL &&
-                   SHMEMX_DEV_OP_HOST == DSM_SDMA_DEVREQ_HOST,
+                   SHMEMX_DEV_OP_HOST == DSM_SDMA_DEVREQ_HOST &&
+                   SHMEMX_DEV_OP_MORE == DSM_SDMA_DEVREQ_MORE,
                "device API operation codes");
 
 /* A stall the proxy thread found (SHMEM_DEV_STALL_TIMEOUT): one line, and

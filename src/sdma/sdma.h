@@ -252,6 +252,9 @@ typedef struct dsm_sdma_devreq {
  * collective): the proxy runs host_op once every earlier slot is done,
  * and counts the slot complete when host_op has returned. */
 #define DSM_SDMA_DEVREQ_HOST 3u
+/* Flag bit on COPY and SIGNAL: the next ticket follows at once and goes
+ * in the same submission (shmemx_cuda.h's SHMEMX_DEV_OP_MORE). */
+#define DSM_SDMA_DEVREQ_MORE 0x100u
 typedef struct dsm_sdma_devfifo_config {
     uint64_t slots;     /* power of two */
     long spin_us;       /* the proxy polls without sleeping this long after
@@ -275,6 +278,25 @@ typedef struct dsm_sdma_devfifo {
 
 /* The largest handle blob heap_create_handle may give (below). */
 #define DSM_SDMA_HEAP_HANDLE_MAX 64
+
+/* One on-stream collective of small blocks (gpu ops' small_coll_on_stream):
+ * out[ph * np + i] is peer i's word [ph][me] and in[ph * np + i] my word
+ * [ph][peer i], as mapped here (phase 0 then 1, as exchange_on_stream
+ * takes them); nc copies dst[c] <- src[c] of len[c] bytes; pe[i] and me
+ * name the PEs and routine the call (0 fcollect, 1 alltoall) in the line
+ * a wait that stalls for stall_ns prints. */
+#define DSM_SDMA_SMALL_COLL_PEERS 32
+typedef struct dsm_sdma_small_coll {
+    uint64_t *const *out, *const *in;
+    size_t np;
+    void *const *dst;
+    const void *const *src;
+    const size_t *len;
+    size_t nc;
+    const int *pe;
+    int me, routine;
+    uint64_t stall_ns;
+} dsm_sdma_small_coll_t;
 
 typedef struct dsm_sdma_gpu_ops {
     const char *name;
@@ -326,6 +348,15 @@ typedef struct dsm_sdma_gpu_ops {
     dsm_status_t (*exchange_on_stream)(uint64_t *const *out,
                                        uint64_t *const *in, size_t n,
                                        void *stream);
+    /* An on-stream fcollect or alltoall of small blocks in one kernel of
+     * one CTA: the two phases of exchange_on_stream (same words, same
+     * constant values, so both forms mix on a team) with the copies
+     * stored by the CTA between them. DSM_ERR_UNSUPPORTED where it cannot
+     * (more peers than DSM_SDMA_SMALL_COLL_PEERS, a pointer the GPU
+     * cannot reach, no kernel): the caller takes the engine path. NULL
+     * where the backend has no such kernel. */
+    dsm_status_t (*small_coll_on_stream)(const dsm_sdma_small_coll_t *c,
+                                         void *stream);
     /* SHMEM_CUDA_COUNT_LAUNCHES: 1 and the counts when counting. */
     int (*launch_counts)(uint64_t *kernels, uint64_t *host_fns);
     /* 1 when a kernel's first launch may wait for the work running on the

@@ -45,11 +45,11 @@ dsm_cuda_state_t dsm_cuda_st = {
     .batch_min = 2,
 };
 
-/* The signal-add kernel, loaded on first use. */
+/* The kernels (kernels.cu), loaded on first use. */
 static struct {
     pthread_mutex_t lock;
     CUmodule mod;
-    CUfunction fn_add;
+    CUfunction fn_add, fn_coll;
 } kern = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Copies held back at most (SHMEM_CUDA_COALESCE, cuda_submit). */
@@ -87,12 +87,16 @@ static dsm_status_t load_kernels(void)
     if (!kern.fn_add) {
         rc = dsm_cu.ModuleLoadData(&kern.mod, dsm_cuda_kernels_ptx);
         if (rc == CUDA_SUCCESS)
+            rc = dsm_cu.ModuleGetFunction(&kern.fn_coll, kern.mod,
+                                          "dsm_small_coll");
+        if (rc == CUDA_SUCCESS)
             rc = dsm_cu.ModuleGetFunction(&kern.fn_add, kern.mod,
                                           "dsm_signal_add");
     }
     pthread_mutex_unlock(&kern.lock);
     if (rc != CUDA_SUCCESS) {
-        dsm_log_error("cuda backend: loading the signal-add kernel failed: %s",
+        dsm_log_error("cuda backend: loading the library's kernels "
+                      "(kernels.cu) failed: %s",
                       dsm_cu_err(rc));
         return DSM_ERR_UNSUPPORTED;
     }
@@ -107,6 +111,16 @@ CUresult dsm_cuda_launch_add(CUstream st, CUdeviceptr word, uint64_t value)
         return CUDA_ERROR_NOT_SUPPORTED;
     return dsm_cu.LaunchKernel(kern.fn_add, 1, 1, 1, 1, 1, 1, 0, st, args,
                                NULL);
+}
+
+CUresult dsm_cuda_launch_small_coll(CUstream st, void *params,
+                                    unsigned threads)
+{
+    void *args[] = {params};
+    if (load_kernels() != DSM_OK)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return dsm_cu.LaunchKernel(kern.fn_coll, 1, 1, 1, threads, 1, 1, 0, st,
+                               args, NULL);
 }
 
 /* ------------------------------------------------------------ ops */

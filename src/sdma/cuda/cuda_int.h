@@ -100,6 +100,10 @@ CUdeviceptr dsm_cuda_gpu_word(uint64_t *w);
 
 /* cuda.c. SIGNAL_ADD on device memory: a one-thread kernel on st. */
 CUresult dsm_cuda_launch_add(CUstream st, CUdeviceptr word, uint64_t value);
+/* kernels.cu's dsm_small_coll, one CTA of `threads`; params: its
+ * dsm_cuda_small_coll_t (onstream.c). */
+CUresult dsm_cuda_launch_small_coll(CUstream st, void *params,
+                                    unsigned threads);
 /* Post the copies queue q holds back (coalescing); caller holds q->lock. */
 void dsm_cuda_undefer_locked(dsm_sdma_queue_t *q);
 /* Address of q's completion word as the GPU sees it, and its value. */

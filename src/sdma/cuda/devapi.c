@@ -7,7 +7,12 @@
  * with one atomicAdd, writes slot ticket % slots and stores its control
  * word last (lap = ticket / slots + 1). The proxy walks the slots in
  * ticket order: a slot whose lap is the expected one is fresh, so no tail
- * pointer is shared with the GPU. Everything fresh becomes one batch on
+ * pointer is shared with the GPU. A slot flagged MORE (a collective's
+ * requests, a put's data before its signal) says that the next ticket is
+ * being written: the proxy waits for it, up to DEV_MORE_WAIT_NS, before it
+ * posts, so one collective is one submission however the proxy's polls
+ * fall between the kernel's slot writes (each ~1 us over PCIe).
+ * Everything fresh becomes one batch on
  * the proxy's own queue: the COPYs and SIGNALs in ticket order, then
  * SIGNAL(complete := tickets done), which the backend posts as one
  * cuMemcpyBatchAsync and one cuStreamBatchMemOp on the queue's stream.
@@ -69,6 +74,7 @@
 #include <time.h>
 
 #define DEV_BATCH_MAX 1024 /* slots per batch */
+#define DEV_MORE_WAIT_NS 20000 /* for the slot after one flagged MORE */
 #define DEV_SLEEP_SHORT_NS 10000   /* sleep step cap, first 20 ms idle */
 #define DEV_SHORT_STEPS_NS 20000000
 #define DEV_SLEEP_MAX_NS 50000     /* after that */
@@ -197,12 +203,27 @@ static void *proxy_main(void *arg)
     while (!dv.stop) {
         size_t n = 0;
         int host = 0;
-        uint64_t what = 0, harg = 0, now;
+        uint64_t what = 0, harg = 0, now, more_since = 0;
+        int more = 0;
         while (n < DEV_BATCH_MAX) {
             volatile dsm_sdma_devreq_t *r = &dv.fifo[head & mask];
             uint64_t ctl = __atomic_load_n(&r->ctl, __ATOMIC_ACQUIRE);
-            if ((uint32_t)(ctl >> 32) != (uint32_t)(head / dv.slots + 1))
-                break;
+            if ((uint32_t)(ctl >> 32) != (uint32_t)(head / dv.slots + 1)) {
+                /* Promised by the slot before: wait for it, briefly (a
+                 * kernel that stops half-way costs this much, not a
+                 * hang: what was taken is posted). */
+                if (!more)
+                    break;
+                now = dsm_now_ns();
+                if (!more_since)
+                    more_since = now;
+                else if (now - more_since > DEV_MORE_WAIT_NS)
+                    break;
+                dsm_cpu_relax();
+                continue;
+            }
+            more = (ctl & DSM_SDMA_DEVREQ_MORE) != 0;
+            more_since = 0;
             if ((ctl & 0xff) == DSM_SDMA_DEVREQ_HOST) {
                 /* Ends the batch: run after everything before it. */
                 host = 1;

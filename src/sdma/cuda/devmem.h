@@ -73,6 +73,11 @@ dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
                                          uint64_t *const *in, size_t n,
                                          void *stream);
 
+/* The small-block collective kernel on stream (sdma.h's
+ * small_coll_on_stream). */
+dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
+                                           void *stream);
+
 /* Launch counts of the library's CUDA calls (SHMEM_CUDA_COUNT_LAUNCHES=1).
  * Returns 0 when counting is off. */
 int dsm_cuda_launch_counts(uint64_t *kernels, uint64_t *host_fns);

@@ -222,3 +222,62 @@ dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
     dsm_cuda_ctx_leave(prev);
     return stream_rc("cuStreamBatchMemOp", rc);
 }
+
+/* kernels.cu's struct dsm_small_coll, as the kernel takes it by value. */
+typedef struct {
+    uint64_t out[2][DSM_SDMA_SMALL_COLL_PEERS];
+    uint64_t in[2][DSM_SDMA_SMALL_COLL_PEERS];
+    uint64_t dst[DSM_SDMA_SMALL_COLL_PEERS + 1];
+    uint64_t src[DSM_SDMA_SMALL_COLL_PEERS + 1];
+    uint64_t len[DSM_SDMA_SMALL_COLL_PEERS + 1];
+    uint64_t stall_ns;
+    int32_t pe[DSM_SDMA_SMALL_COLL_PEERS];
+    int32_t me, routine, np, nc;
+} dsm_cuda_small_coll_t;
+/* The kernel's parameter is 1968 bytes (kernels_ptx.h). */
+_Static_assert(sizeof(dsm_cuda_small_coll_t) == 1968,
+               "dsm_cuda_small_coll_t is kernels.cu's struct dsm_small_coll");
+
+dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
+                                           void *stream)
+{
+    dsm_cuda_small_coll_t k;
+    size_t most = 0;
+    CUresult rc;
+
+    if (c->np > DSM_SDMA_SMALL_COLL_PEERS ||
+        c->nc > DSM_SDMA_SMALL_COLL_PEERS + 1)
+        return DSM_ERR_UNSUPPORTED;
+    memset(&k, 0, sizeof(k));
+    for (size_t ph = 0; ph < 2; ph++)
+        for (size_t i = 0; i < c->np; i++) {
+            k.out[ph][i] = dsm_cuda_gpu_word(c->out[ph * c->np + i]);
+            k.in[ph][i] = dsm_cuda_gpu_word(c->in[ph * c->np + i]);
+            if (!k.out[ph][i] || !k.in[ph][i])
+                return DSM_ERR_UNSUPPORTED;
+        }
+    for (size_t i = 0; i < c->nc; i++) {
+        k.dst[i] = dsm_cuda_gpu_view(c->dst[i]);
+        k.src[i] = dsm_cuda_gpu_view(c->src[i]);
+        k.len[i] = c->len[i];
+        if (!k.dst[i] || !k.src[i])
+            return DSM_ERR_UNSUPPORTED; /* e.g. a pageable source */
+        most = DSM_MAX(most, c->len[i]);
+    }
+    for (size_t i = 0; i < c->np; i++)
+        k.pe[i] = c->pe[i];
+    k.stall_ns = c->stall_ns;
+    k.me = c->me;
+    k.routine = c->routine;
+    k.np = (int32_t)c->np;
+    k.nc = (int32_t)c->nc;
+    /* One 16-byte word per thread of the largest block, 32 .. 512. */
+    size_t th = (most / 16 + 31) & ~(size_t)31;
+    th = DSM_MIN(DSM_MAX(th, (size_t)32), (size_t)512);
+    CUcontext prev = dsm_cuda_ctx_enter();
+    rc = dsm_cuda_launch_small_coll((CUstream)stream, &k, (unsigned)th);
+    dsm_cuda_ctx_leave(prev);
+    if (rc == CUDA_ERROR_NOT_SUPPORTED)
+        return DSM_ERR_UNSUPPORTED; /* the kernel did not load: engines */
+    return stream_rc("small-collective kernel", rc);
+}
