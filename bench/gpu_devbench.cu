@@ -123,7 +123,7 @@ static void row(const char *test, const char *variant, size_t bytes,
 /* L_FLOOR: what the store path cannot go below, no library in it: one
  * volatile 8-byte store through the peer's mapping (looked up before the
  * clock starts) and __threadfence_system. */
-enum { L_PUT, L_P, L_FLOOR };
+enum { L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET };
 
 /* iters round trips; each one's time (ns) into t[i]. */
 __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
@@ -143,9 +143,12 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
         }
         if (kind == L_PUT)
             shmemx_dev_putmem_nbi(d, dst, src, n, pe);
-        else
+        else if (kind != L_QUIET)
             shmemx_dev_uint64_p(d, (uint64_t *)dst, (uint64_t)i, pe);
-        shmemx_dev_quiet(d);
+        if (kind == L_P_FENCE)
+            __threadfence_system();
+        else
+            shmemx_dev_quiet(d);
         t[i] = gclock() - t0;
     }
 }
@@ -554,6 +557,10 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
     crow("p_quiet", 8, lat(d, L_P, pdst, dsrc, pe, iters, t), "us");
     crow("store_fence_floor", 8, lat(d, L_FLOOR, pdst, dsrc, pe, iters, t),
          "us");
+    /* The parts of p_quiet: the library's p and a bare fence, and the
+     * quiet after no store. */
+    crow("p_fence", 8, lat(d, L_P_FENCE, pdst, dsrc, pe, iters, t), "us");
+    crow("quiet_alone", 0, lat(d, L_QUIET, pdst, dsrc, pe, iters, t), "us");
     for (int e = 0; e < 2; e++)
         for (int k = 0; k < 3; k++) {
             std::vector<double> w;
@@ -724,6 +731,18 @@ static void cmp_kcoll(shmemx_dev_t d, char *csrc, char *cdst)
             crow("kernel_engine_put_floor", n,
                  lat(de, L_PUT, cdst, csrc, (me + 1) % npes, iters, t, n),
                  "us");
+    }
+    shmem_barrier_all();
+    /* The same with every PE putting to the next at once: what the engines
+     * give when each PE moves a block at the same time, as in a
+     * collective (PE 0's median). */
+    {
+        shmemx_dev_t de = d;
+        de.store_max = 0;
+        double v = lat(de, L_PUT, cdst, csrc, (me + 1) % npes, iters, t,
+                       64u << 10);
+        if (me == 0 && npes > 1)
+            crow("kernel_engine_put_floor_all", 64u << 10, v, "us");
     }
     shmem_barrier_all();
     for (int a2a = 0; a2a < 2; a2a++)

@@ -144,7 +144,9 @@ static int stream_small(const char *routine, const dsm_sdma_gpu_ops_t *g,
     char *mine = dest + (size_t)t->my_idx * nbytes;
     dsm_status_t st;
 
-    if (!g->small_coll_on_stream || np > DSM_SDMA_SMALL_COLL_PEERS)
+    /* Alone, one copy on the engines is cheaper than a launch (H100: 2.0
+     * against 4.8 us per call queued, 1 KiB). */
+    if (!g->small_coll_on_stream || !np || np > DSM_SDMA_SMALL_COLL_PEERS)
         return 0;
     for (size_t i = 0; i < np; i++) {
         int m = (t->my_idx + 1 + (int)i) % t->size;

@@ -285,7 +285,7 @@ typedef struct dsm_sdma_devfifo {
  * takes them); nc copies dst[c] <- src[c] of len[c] bytes; pe[i] and me
  * name the PEs and routine the call (0 fcollect, 1 alltoall) in the line
  * a wait that stalls for stall_ns prints. */
-#define DSM_SDMA_SMALL_COLL_PEERS 32
+#define DSM_SDMA_SMALL_COLL_PEERS 8
 typedef struct dsm_sdma_small_coll {
     uint64_t *const *out, *const *in;
     size_t np;

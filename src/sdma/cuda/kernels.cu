@@ -17,7 +17,7 @@ extern "C" __global__ void dsm_signal_add(unsigned long long *word,
 // (dsm_cuda_exchange_on_stream), so both paths mix on one team, with the
 // blocks stored by this CTA's threads between them. Layout shared with
 // onstream.c (dsm_cuda_small_coll_t); all addresses are the GPU's.
-#define DSM_SC_PEERS 32
+#define DSM_SC_PEERS 8
 struct dsm_small_coll {
     unsigned long long out[2][DSM_SC_PEERS]; // peer's word [phase][me]
     unsigned long long in[2][DSM_SC_PEERS];  // my word [phase][peer]

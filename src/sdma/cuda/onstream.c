@@ -234,8 +234,8 @@ typedef struct {
     int32_t pe[DSM_SDMA_SMALL_COLL_PEERS];
     int32_t me, routine, np, nc;
 } dsm_cuda_small_coll_t;
-/* The kernel's parameter is 1968 bytes (kernels_ptx.h). */
-_Static_assert(sizeof(dsm_cuda_small_coll_t) == 1968,
+/* The kernel's parameter is 528 bytes (kernels_ptx.h). */
+_Static_assert(sizeof(dsm_cuda_small_coll_t) == 528,
                "dsm_cuda_small_coll_t is kernels.cu's struct dsm_small_coll");
 
 dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
