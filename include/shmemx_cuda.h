@@ -87,6 +87,7 @@ typedef struct shmemx_dev {
     const uint64_t *base;               /* [npes][SEGS], 0: unreachable */
     uint64_t lo[SHMEMX_DEV_SEGS];       /* this PE's segments */
     uint64_t size[SHMEMX_DEV_SEGS];
+    uint64_t near[SHMEMX_DEV_NEAR][SHMEMX_DEV_SEGS]; /* base[] of PEs < 8 */
     /* A library wait (engines, FIFO room) that sees no progress this long
      * prints one line and traps (SHMEM_DEV_STALL_TIMEOUT); 0: for ever. */
     uint64_t stall_ns;

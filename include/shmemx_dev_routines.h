@@ -4,8 +4,8 @@
  * never on its own. Man pages: shmemx_dev(3), shmemx_dev_hip(3).
  *
  * What a vendor layer defines before including this file:
- *  - shmemx_dev_t, with at least me, npes, store_max, words, base, lo and
- *    size (shmemx_dev_common.h's segments);
+ *  - shmemx_dev_t, with at least me, npes, store_max, words, base, lo,
+ *    size and near (shmemx_dev_common.h's segments);
  *  - SHMEMX_DEV_FN (the routines' qualifiers), SHMEMX_DEV__FAIL_FN (those
  *    of the one function that reports a misuse, not inlined: device
  *    printf is much code), SHMEMX_DEV__PRINT and SHMEMX_DEV__ABORT (a
@@ -106,7 +106,9 @@ SHMEMX_DEV_FN char *shmemx_dev__ptr_n(const shmemx_dev_t *d, const void *sym,
             if (n > d->size[s] - off)
                 shmemx_dev__fail(d, routine, SHMEMX_DEV__E_END, a + n - 1);
             uint64_t b =
-                shmemx_dev__ld_base(&d->base[pe * SHMEMX_DEV_SEGS + s]);
+                pe < SHMEMX_DEV_NEAR
+                    ? d->near[pe][s]
+                    : shmemx_dev__ld_base(&d->base[pe * SHMEMX_DEV_SEGS + s]);
             if (!b)
                 shmemx_dev__fail(d, routine, SHMEMX_DEV__E_REMOTE,
                                  (uint64_t)pe);
