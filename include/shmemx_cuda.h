@@ -87,7 +87,6 @@ typedef struct shmemx_dev {
     const uint64_t *base;               /* [npes][SEGS], 0: unreachable */
     uint64_t lo[SHMEMX_DEV_SEGS];       /* this PE's segments */
     uint64_t size[SHMEMX_DEV_SEGS];
-    uint64_t near[SHMEMX_DEV_NEAR][SHMEMX_DEV_SEGS]; /* base[] of PEs < 8 */
     /* A library wait (engines, FIFO room) that sees no progress this long
      * prints one line and traps (SHMEM_DEV_STALL_TIMEOUT); 0: for ever. */
     uint64_t stall_ns;
@@ -292,17 +291,34 @@ SHMEMX_DEV_FN unsigned long long shmemx_dev__reserve(const shmemx_dev_t *d,
     return t;
 }
 
-/* Fill slot t and publish it (control word last, after a system fence). */
-SHMEMX_DEV_FN void shmemx_dev__push(const shmemx_dev_t *d,
-                                    unsigned long long t, uint32_t op,
-                                    uint64_t dst, uint64_t src, uint64_t len)
+/* Fill slot t (not yet published). */
+SHMEMX_DEV_FN void shmemx_dev__fill(const shmemx_dev_t *d,
+                                    unsigned long long t, uint64_t dst,
+                                    uint64_t src, uint64_t len)
 {
     volatile shmemx_dev_slot_t *s = &d->fifo[t & (d->slots - 1)];
     s->dst = dst;
     s->src = src;
     s->len = len;
-    __threadfence_system();
+}
+
+/* Publish filled slot t: its control word, after a system fence that
+ * made the fill visible (one fence may cover several fills). */
+SHMEMX_DEV_FN void shmemx_dev__publish(const shmemx_dev_t *d,
+                                       unsigned long long t, uint32_t op)
+{
+    volatile shmemx_dev_slot_t *s = &d->fifo[t & (d->slots - 1)];
     s->ctl = ((uint64_t)(uint32_t)(t / d->slots + 1) << 32) | op;
+}
+
+/* Fill slot t and publish it (control word last, after a system fence). */
+SHMEMX_DEV_FN void shmemx_dev__push(const shmemx_dev_t *d,
+                                    unsigned long long t, uint32_t op,
+                                    uint64_t dst, uint64_t src, uint64_t len)
+{
+    shmemx_dev__fill(d, t, dst, src, len);
+    __threadfence_system();
+    shmemx_dev__publish(d, t, op);
 }
 
 /* Wait until every ticket below t is done by the engines. */
@@ -366,12 +382,15 @@ SHMEMX_DEV_FN int shmemx_dev__engine_put_signal(const shmemx_dev_t *d,
                                                 int more, const char *routine)
 {
     if (sig_op == SHMEM_SIGNAL_SET) {
+        /* Both slots filled, one fence (each costs a PCIe flush), then
+         * both control words. */
         unsigned long long t = shmemx_dev__reserve(d, 2, routine);
-        shmemx_dev__push(d, t, SHMEMX_DEV_OP_COPY | SHMEMX_DEV_OP_MORE, dst,
-                         src, n);
-        shmemx_dev__push(d, t + 1,
-                         SHMEMX_DEV_OP_SIGNAL | (more ? SHMEMX_DEV_OP_MORE : 0),
-                         sig, signal, 8);
+        shmemx_dev__fill(d, t, dst, src, n);
+        shmemx_dev__fill(d, t + 1, sig, signal, 8);
+        __threadfence_system();
+        shmemx_dev__publish(d, t, SHMEMX_DEV_OP_COPY | SHMEMX_DEV_OP_MORE);
+        shmemx_dev__publish(
+            d, t + 1, SHMEMX_DEV_OP_SIGNAL | (more ? SHMEMX_DEV_OP_MORE : 0));
         return 1;
     }
     shmemx_dev__wait_done(

@@ -17,13 +17,6 @@
 /* Segments a symmetric address may be in: host heap, static data, device
  * heap (on the hsa backend, the GPU pool's where the job has one). */
 #define SHMEMX_DEV_SEGS 3
-/* The segment bases of PEs 0 .. SHMEMX_DEV_NEAR - 1 are also kept in the
- * handle itself (near[][]): a kernel parameter, read through the constant
- * cache, which a system-scope fence does not empty. base[] is global
- * memory; after the fence of a quiet its load went to L2, in front of the
- * store it addresses (p + fence 0.86 us against 0.58 for a bare store +
- * fence, H200). */
-#define SHMEMX_DEV_NEAR 8
 
 /* The types of the device p/g: the RMA types of shmem_p but long double,
  * X(C type, TYPENAME). */

@@ -83,7 +83,6 @@ typedef struct shmemx_dev {
     uint64_t lo[SHMEMX_DEV_SEGS]; /* this PE's segments, as the program
                                    * sees them (host addresses) */
     uint64_t size[SHMEMX_DEV_SEGS];
-    uint64_t near[SHMEMX_DEV_NEAR][SHMEMX_DEV_SEGS]; /* base[] of PEs < 8 */
 } shmemx_dev_t;
 
 /* The types of the device atomics, X(C type, TYPENAME); those of p/g are

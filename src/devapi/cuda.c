@@ -105,9 +105,6 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
         dev.lo[k] = s->size ? g->gpu_view(s->base) : 0;
         dev.size[k] = dev.lo[k] ? s->size : 0;
     }
-    for (int pe = 0; pe < npes && pe < SHMEMX_DEV_NEAR; pe++)
-        for (int k = 0; k < SHMEMX_DEV_SEGS; k++)
-            dev.near[pe][k] = zero[pe * SHMEMX_DEV_SEGS + k];
     if ((st = g->copy_sync(table, zero, tbytes)) != DSM_OK)
         dsm_rt_fatal(rn, "cannot write the device API's table");
     memset(zero, 0, wbytes);

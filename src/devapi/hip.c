@@ -83,8 +83,6 @@ static int hip_setup(void)
                                        sizeof(why)) != DSM_OK)
                 dsm_rt_fatal(rn, "PE %d's %s segment: %s", pe, s->name, why);
             table[pe * SHMEMX_DEV_SEGS + k] = gpu;
-            if (pe < SHMEMX_DEV_NEAR)
-                hip.near[pe][k] = gpu;
         }
     for (int k = 0; k < SHMEMX_DEV_SEGS; k++) {
         const dsm_seg_t *s = &dsm_rt.segs[hip_segs[k]];
