@@ -38,6 +38,9 @@
  *            buffers 100 times, the kernel writing fresh source data
  *            before each start and checking every byte after each wait
  *
+ *   bigself  putmem/getmem (+ nbi and quiet) of 16 MiB within the PE's
+ *            own device heap (engines, the side stream of local copies),
+ *            every word checked by the same kernel right after the call
  *   coll     fcollectmem / alltoallmem / broadcastmem and their _warp and
  *            _block forms from a kernel (#31), 8 B .. 64 KiB (store path
  *            and engines, broadcast's root rotating),
@@ -200,6 +203,88 @@ static void phase_rma(shmemx_dev_t d)
     shmem_free(sym_dst[0]);
     shmem_free(sym_src[1]);
     shmem_free(sym_dst[1]);
+}
+
+/* ------------------------------------------------------------ bigself */
+
+/* One thread puts (or gets) n bytes within this PE's own device heap on
+ * the engines and returns from the blocking call (or the nbi + quiet);
+ * then the whole block checks every word at once, in the same kernel: the
+ * library's completion must cover the copy itself. (A local copy of 1 MiB
+ * or more runs on a side stream; the proxy's completion word was written
+ * before it finished: the 1-PE bandwidth rows read 10 TB/s, #31.) */
+__global__ void k_bigself(shmemx_dev_t d, int op, uint64_t *dst,
+                          const uint64_t *src, size_t n, uint64_t tag,
+                          unsigned long long *bad)
+{
+    if (threadIdx.x == 0) {
+        switch (op) {
+        case OP_PUT:
+            shmemx_dev_putmem(d, dst, src, n, d.me);
+            break;
+        case OP_PUT_NBI:
+            shmemx_dev_putmem_nbi(d, dst, src, n, d.me);
+            shmemx_dev_quiet(d);
+            break;
+        case OP_GET:
+            shmemx_dev_getmem(d, dst, src, n, d.me);
+            break;
+        default:
+            shmemx_dev_getmem_nbi(d, dst, src, n, d.me);
+            shmemx_dev_quiet(d);
+            break;
+        }
+    }
+    __syncthreads();
+    const volatile uint64_t *v = dst;
+    unsigned long long b = 0;
+    for (size_t i = threadIdx.x; i < n / 8; i += blockDim.x)
+        b += v[i] != (tag ^ i);
+    if (b)
+        atomicAdd(bad, b);
+}
+
+__global__ void k_fill64(uint64_t *p, size_t n, uint64_t tag)
+{
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n / 8;
+         i += gridDim.x * blockDim.x)
+        p[i] = tag ^ i;
+}
+
+static void phase_bigself(shmemx_dev_t d)
+{
+    const size_t n = 16u << 20;
+    uint64_t *src = (uint64_t *)shmemx_malloc_device(n);
+    uint64_t *dst = (uint64_t *)shmemx_malloc_device(n);
+    unsigned long long *bad;
+    if (!src || !dst) {
+        FAIL("bigself: allocation failed (SHMEM_DEVICE_HEAP_SIZE)");
+        return;
+    }
+    CK(cudaMalloc(&bad, sizeof(*bad)));
+    for (int op = 0; op < NOPS; op++)
+        for (int r = 0; r < 5; r++) {
+            uint64_t tag = ((uint64_t)(op * 8 + r + 1) << 40) | (uint64_t)me;
+            unsigned long long h = 0;
+            CK(cudaMemset(dst, 0, n));
+            k_fill64<<<64, 256>>>(src, n, tag);
+            CK(cudaMemset(bad, 0, sizeof(*bad)));
+            CK(cudaDeviceSynchronize());
+            k_bigself<<<1, 1024>>>(d, op, dst, src, n, tag, bad);
+            CK(cudaGetLastError());
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDeviceToHost));
+            if (h) {
+                FAIL("bigself: %s of %zu B within PE %d: %llu of %zu words "
+                     "not there when the call returned (round %d)",
+                     op_name[op], n, me, h, n / 8, r);
+                break;
+            }
+        }
+    shmem_barrier_all();
+    CK(cudaFree(bad));
+    shmem_free(src);
+    shmem_free(dst);
 }
 
 /* ------------------------------------------------------------ signal */
@@ -1026,7 +1111,7 @@ static const struct {
     {"stress", phase_stress}, {"barrier", phase_barrier},
     {"group", phase_group},   {"graph", phase_graph},
     {"req", phase_req},       {"kreq", phase_kreq},
-    {"coll", phase_coll},
+    {"coll", phase_coll},     {"bigself", phase_bigself},
 };
 
 int main(int argc, char **argv)

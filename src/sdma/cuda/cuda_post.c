@@ -604,6 +604,17 @@ void dsm_cuda_advance(dsm_sdma_queue_t *q, uint64_t upto)
             cq->gates[cq->ngates++] = i;
             break;
         case DSM_CMD_SIGNAL:
+            /* Copies forked to the side stream (local, 1 MiB or more)
+             * complete before a signal that follows them: issue the run
+             * (it may fork) and make the stream wait for the side first.
+             * Without it a kernel's quiet on such a copy returned while
+             * the copy ran (the device API's completion is a SIGNAL). */
+            if (cq->run == RUN_COPY)
+                flush_run(q, cq, i);
+            if (cq->join_pending) {
+                flush_run(q, cq, i);
+                join_side(cq);
+            }
             ks = dsm_cuda_classify(c->u.sig.word, &delta);
             /* A host word is stored by the CPU when nothing on the stream
              * is ahead of it (far cheaper than a stream round trip). */
@@ -624,6 +635,7 @@ void dsm_cuda_advance(dsm_sdma_queue_t *q, uint64_t upto)
                 begin_run(q, cq, RUN_HOST, i);
             } else {
                 flush_run(q, cq, i);
+                join_side(cq); /* as for SIGNAL */
                 CU_CHECK(dsm_cuda_launch_add(
                     cq->stream, (CUdeviceptr)(uintptr_t)c->u.sig.word,
                     c->u.sig.value));

@@ -3,7 +3,9 @@
 # build never runs this: the header is committed, so the library builds
 # without nvcc). PTX for compute_75 with .version lowered to 7.0, so that
 # drivers older than the toolkit still JIT it.
+#   gen-ptx.sh [OUT]   (default: kernels_ptx.h next to this script)
 set -eu
+out=$(realpath -m "${1:-$(dirname "$0")/kernels_ptx.h}")
 cd "$(dirname "$0")"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsm-ptx.XXXXXX")
@@ -21,5 +23,5 @@ sed -i -e 's/^\.version .*/.version 7.0/' -e '/^\/\//d' -e '/^$/d' "$tmp/k.ptx"
     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$/\\n"/' "$tmp/k.ptx"
     echo "    ;"
     echo "#endif"
-} >kernels_ptx.h.new
-mv kernels_ptx.h.new kernels_ptx.h
+} >"$out.new"
+mv "$out.new" "$out"
