@@ -92,24 +92,16 @@ static void stream_phase(const char *routine, const dsm_sdma_gpu_ops_t *g,
     free(out);
 }
 
-/* The copies of one fcollect (a2a = 0) or alltoall (a2a = 1). */
-static void stream_copies(const char *routine, const dsm_sdma_gpu_ops_t *g,
-                          const dsm_team_t *t,
+/* The blocks this PE sends in one fcollect (a2a = 0) or alltoall (a2a =
+ * 1): peers first, in rotation order, then my own (none in place), into
+ * dst/srcs/len (t->size entries each); returns how many. */
+static size_t coll_blocks(const char *routine, const dsm_team_t *t,
                           char *dest, const char *src, size_t nbytes, int a2a,
-                          void *stream)
+                          void **dst, const void **srcs, size_t *len)
 {
-    const size_t n = (size_t)t->size;
-    void **dst = malloc(n * (sizeof(void *) * 2 + sizeof(size_t)));
-    const void **srcs;
-    size_t *len, k = 0;
     char *mine = dest + (size_t)t->my_idx * nbytes;
-
-    if (!dst)
-        dsm_rt_fatal(routine, "out of memory for %zu copies", n);
-    srcs = (const void **)(dst + n);
-    len = (size_t *)(void *)(srcs + n);
-    /* Peers first, in rotation order, then my own block. */
-    for (size_t i = 1; i <= n; i++) {
+    size_t k = 0;
+    for (size_t i = 1; i <= (size_t)t->size; i++) {
         int m = (t->my_idx + (int)i) % t->size;
         const char *s = a2a ? src + (size_t)m * nbytes : src;
         if (m == t->my_idx) {
@@ -122,6 +114,25 @@ static void stream_copies(const char *routine, const dsm_sdma_gpu_ops_t *g,
         srcs[k] = s;
         len[k++] = nbytes;
     }
+    return k;
+}
+
+/* The copies of one fcollect (a2a = 0) or alltoall (a2a = 1). */
+static void stream_copies(const char *routine, const dsm_sdma_gpu_ops_t *g,
+                          const dsm_team_t *t,
+                          char *dest, const char *src, size_t nbytes, int a2a,
+                          void *stream)
+{
+    const size_t n = (size_t)t->size;
+    void **dst = malloc(n * (sizeof(void *) * 2 + sizeof(size_t)));
+    const void **srcs;
+    size_t *len, k;
+
+    if (!dst)
+        dsm_rt_fatal(routine, "out of memory for %zu copies", n);
+    srcs = (const void **)(dst + n);
+    len = (size_t *)(void *)(srcs + n);
+    k = coll_blocks(routine, t, dest, src, nbytes, a2a, dst, srcs, len);
     dsm_rt_stream_check(routine,
                  g->copies_on_stream(dst, srcs, len, k, stream));
     free(dst);
@@ -135,13 +146,12 @@ static int stream_small(const char *routine, const dsm_sdma_gpu_ops_t *g,
                         const dsm_team_t *t, char *dest, const char *src,
                         size_t nbytes, int a2a, void *stream)
 {
-    const size_t np = (size_t)t->size - 1, n = (size_t)t->size;
+    const size_t np = (size_t)t->size - 1;
     uint64_t *words[4 * DSM_SDMA_SMALL_COLL_PEERS];
     void *dst[DSM_SDMA_SMALL_COLL_PEERS + 1];
     const void *srcs[DSM_SDMA_SMALL_COLL_PEERS + 1];
-    size_t len[DSM_SDMA_SMALL_COLL_PEERS + 1], k = 0;
+    size_t len[DSM_SDMA_SMALL_COLL_PEERS + 1], k;
     int pe[DSM_SDMA_SMALL_COLL_PEERS];
-    char *mine = dest + (size_t)t->my_idx * nbytes;
     dsm_status_t st;
 
     /* Alone, one copy on the engines is cheaper than a launch (H100: 2.0
@@ -158,20 +168,7 @@ static int stream_small(const char *routine, const dsm_sdma_gpu_ops_t *g,
                 sync_word(routine, dsm_rt.me, t->slot, ph, m);
         }
     }
-    /* Peers in rotation order, then my own block (as stream_copies). */
-    for (size_t i = 1; i <= n; i++) {
-        int m = (t->my_idx + (int)i) % t->size;
-        const char *s = a2a ? src + (size_t)m * nbytes : src;
-        if (m == t->my_idx) {
-            if (s == mine)
-                continue; /* in place */
-            dst[k] = mine;
-        } else {
-            dst[k] = dsm_rt_xlate(routine, mine, nbytes, t->pes[m]);
-        }
-        srcs[k] = s;
-        len[k++] = nbytes;
-    }
+    k = coll_blocks(routine, t, dest, src, nbytes, a2a, dst, srcs, len);
     const dsm_sdma_small_coll_t c = {
         .out = words, .in = words + 2 * np, .np = np,
         .dst = dst, .src = srcs, .len = len, .nc = k,
