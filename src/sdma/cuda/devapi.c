@@ -369,15 +369,6 @@ dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
     st = dsm_sdma_queue_create(s, 0, &dv.q);
     if (st != DSM_OK)
         return st;
-    /* Kernels repeat their runs of copies (a collective on the same
-     * buffers, a loop of puts): replayed as CUDA graphs like the chain
-     * queues' (SHMEM_CUDA_GRAPH_COPIES; only pointers in the heaps, which
-     * stay mapped until finalize). */
-    {
-        cu_queue_t *cq = dv.q->priv;
-        if (cq && !cq->gc)
-            cq->gc = dsm_cuda_gcache_new();
-    }
     prev = dsm_cuda_ctx_enter();
     rc = dsm_cu.MemHostAlloc(
         &dv.host, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
