@@ -9,11 +9,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 struct static_scan {
@@ -64,12 +66,62 @@ int dsm_seg_static_range(char **start, size_t *len)
     return 0;
 }
 
+/* The program's other threads may run during shmem_init (threads started
+ * before it, or by libraries). A write of theirs to static data between
+ * the copy into the memfd and the remap would be lost: a condition
+ * variable a thread had just started waiting on came back zeroed, and the
+ * thread slept for ever (bind.sh, 4 PEs, once in a CI run). So the range
+ * is read-only from before the copy until the remap: a write in that
+ * window faults, waits in this handler until the remap is done, and is
+ * retried on the new mapping. Faults anywhere else go to the handler the
+ * program had. */
+static struct {
+    uintptr_t lo, hi;
+    volatile int done;
+    struct sigaction old;
+} frz;
+
+static void frz_fault(int sig, siginfo_t *si, void *uc)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    if (a >= frz.lo && a < frz.hi) {
+        while (!__atomic_load_n(&frz.done, __ATOMIC_ACQUIRE)) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL); /* async-signal-safe */
+        }
+        return; /* the write is retried, on the memfd's pages */
+    }
+    if (frz.old.sa_flags & SA_SIGINFO) {
+        frz.old.sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (frz.old.sa_handler != SIG_DFL && frz.old.sa_handler != SIG_IGN) {
+        frz.old.sa_handler(sig);
+        return;
+    }
+    /* Default: the fault recurs on return and ends the process as usual. */
+    signal(sig, SIG_DFL);
+}
+
 int dsm_seg_static_remap(char *start, size_t len)
 {
-    int fd = memfd_create("dmashmem-static", MFD_CLOEXEC);
+    struct sigaction sa;
+    int fd = memfd_create("dmashmem-static", MFD_CLOEXEC), frozen = 0;
     if (fd < 0)
         return -1;
     if (ftruncate(fd, (off_t)len) < 0)
+        goto err;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = frz_fault;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    frz.lo = (uintptr_t)start;
+    frz.hi = (uintptr_t)start + len;
+    __atomic_store_n(&frz.done, 0, __ATOMIC_RELEASE);
+    if (sigaction(SIGSEGV, &sa, &frz.old) < 0)
+        goto err;
+    frozen = 1;
+    if (mprotect(start, len, PROT_READ) < 0)
         goto err;
     /* A raw syscall: sanitizer interceptors would flag the redzones that
      * lie between instrumented globals. */
@@ -86,9 +138,16 @@ int dsm_seg_static_remap(char *start, size_t len)
     if (mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
              0) == MAP_FAILED)
         goto err;
+    __atomic_store_n(&frz.done, 1, __ATOMIC_RELEASE);
+    sigaction(SIGSEGV, &frz.old, NULL);
     return fd;
 err: {
     int e = errno;
+    if (frozen) {
+        (void)mprotect(start, len, PROT_READ | PROT_WRITE);
+        __atomic_store_n(&frz.done, 1, __ATOMIC_RELEASE);
+        sigaction(SIGSEGV, &frz.old, NULL);
+    }
     close(fd);
     errno = e;
     return -1;

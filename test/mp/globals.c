@@ -2,9 +2,15 @@
  * Globals and statics are symmetric: puts and gets to a file-scope static,
  * a function-scope static, a global array, initialized data (.data, whose
  * initial values must survive the runtime making it shareable) and
- * zero-initialized data (.bss, including a large array).
+ * zero-initialized data (.bss, including a large array). A thread started
+ * before shmem_init keeps writing a static counter while shmem_init makes
+ * the static data shareable: none of its writes may be lost (they were,
+ * between the copy of the data and its remapping: a condition variable
+ * came back zeroed and bind.sh's thread slept for ever).
  */
 #include "mp.h"
+
+#include <pthread.h>
 
 #define BIG (1 << 20)
 
@@ -27,9 +33,38 @@ static int *fn_static_bss(void)
     return v;
 }
 
+static volatile unsigned long s_count; /* written by the bumper only */
+static volatile int s_stop, s_started;
+
+static void *bumper(void *arg)
+{
+    unsigned long mine = 0;
+    s_started = 1;
+    while (!s_stop) {
+        s_count = s_count + 1;
+        mine++;
+    }
+    *(unsigned long *)arg = mine;
+    return NULL;
+}
+
 int main(void)
 {
+    pthread_t bump;
+    unsigned long bumped = 0;
+    if (pthread_create(&bump, NULL, bumper, &bumped)) {
+        fprintf(stderr, "FAIL: globals: pthread_create\n");
+        return 1;
+    }
+    while (!s_started)
+        sched_yield();
     mp_init();
+    s_stop = 1;
+    pthread_join(bump, NULL);
+    CHECK(s_count == bumped,
+          "a thread's writes to static data during shmem_init were lost: "
+          "counter %lu after %lu increments",
+          (unsigned long)s_count, bumped);
     int me = shmem_my_pe(), npes = shmem_n_pes();
     int right = (me + 1) % npes, left = (me + npes - 1) % npes;
     long *fs = fn_static();
