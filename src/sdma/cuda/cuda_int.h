@@ -101,7 +101,7 @@ CUdeviceptr dsm_cuda_gpu_word(uint64_t *w);
 /* cuda.c. SIGNAL_ADD on device memory: a one-thread kernel on st. */
 CUresult dsm_cuda_launch_add(CUstream st, CUdeviceptr word, uint64_t value);
 /* kernels.cu's dsm_small_coll, one CTA of `threads`; params: its
- * dsm_cuda_small_coll_t (onstream.c). */
+ * dsm_small_coll_t (small_coll.h). */
 CUresult dsm_cuda_launch_small_coll(CUstream st, void *params,
                                     unsigned threads);
 /* Post the copies queue q holds back (coalescing); caller holds q->lock. */

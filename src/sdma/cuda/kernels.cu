@@ -15,18 +15,9 @@ extern "C" __global__ void dsm_signal_add(unsigned long long *word,
 // SHMEM_STREAM_STORE_MAX) in one launch of one CTA: the same two phases of
 // constant words as the stream memory operations of the engine path
 // (dsm_cuda_exchange_on_stream), so both paths mix on one team, with the
-// blocks stored by this CTA's threads between them. Layout shared with
-// onstream.c (dsm_cuda_small_coll_t); all addresses are the GPU's.
-#define DSM_SC_PEERS 8
-struct dsm_small_coll {
-    unsigned long long out[2][DSM_SC_PEERS]; // peer's word [phase][me]
-    unsigned long long in[2][DSM_SC_PEERS];  // my word [phase][peer]
-    unsigned long long dst[DSM_SC_PEERS + 1], src[DSM_SC_PEERS + 1];
-    unsigned long long len[DSM_SC_PEERS + 1];
-    unsigned long long stall_ns; // a wait without progress this long traps
-    int pe[DSM_SC_PEERS];        // the peers' PE numbers (the stall line)
-    int me, routine, np, nc;
-};
+// blocks stored by this CTA's threads between them. Its parameter:
+// small_coll.h, filled by onstream.c.
+#include "small_coll.h"
 
 __device__ static unsigned long long sc_now(void)
 {
@@ -38,7 +29,7 @@ __device__ static unsigned long long sc_now(void)
 // One phase (thread 0): 1 into every peer's word for me, wait for every
 // peer's 1 in mine, reset mine. A wait that sees no change for stall_ns
 // prints one line and traps (the stream's next synchronisation fails).
-__device__ static void sc_phase(const dsm_small_coll &p, int ph)
+__device__ static void sc_phase(const dsm_small_coll_t &p, int ph)
 {
     if (threadIdx.x == 0) {
         for (int i = 0; i < p.np; i++)
@@ -61,7 +52,8 @@ __device__ static void sc_phase(const dsm_small_coll &p, int ph)
                     printf("dmashmem: PE %d: %s: PE %d did not reach phase %d "
                            "of the call within %llu s (its word at %p is "
                            "%llu); SHMEM_DEV_STALL_TIMEOUT sets the bound\n",
-                           p.me, r, p.pe[i], ph, p.stall_ns / 1000000000ull,
+                           p.me, r, p.pe[i], ph,
+                           (unsigned long long)(p.stall_ns / 1000000000ull),
                            (void *)w, *w);
                     __trap();
                 }
@@ -93,7 +85,7 @@ __device__ static void sc_copy(char *d, const char *s, unsigned long long n,
     }
 }
 
-extern "C" __global__ void dsm_small_coll(const dsm_small_coll p)
+extern "C" __global__ void dsm_small_coll(const dsm_small_coll_t p)
 {
     sc_phase(p, 0);
     for (int c = 0; c < p.nc; c++)

@@ -5,6 +5,7 @@
  * graph (cuMemcpyBatchAsync is avoided under capture: not capturable).
  */
 #include "sdma/cuda/cuda_int.h"
+#include "sdma/cuda/small_coll.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -223,25 +224,13 @@ dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
     return stream_rc("cuStreamBatchMemOp", rc);
 }
 
-/* kernels.cu's struct dsm_small_coll, as the kernel takes it by value. */
-typedef struct {
-    uint64_t out[2][DSM_SDMA_SMALL_COLL_PEERS];
-    uint64_t in[2][DSM_SDMA_SMALL_COLL_PEERS];
-    uint64_t dst[DSM_SDMA_SMALL_COLL_PEERS + 1];
-    uint64_t src[DSM_SDMA_SMALL_COLL_PEERS + 1];
-    uint64_t len[DSM_SDMA_SMALL_COLL_PEERS + 1];
-    uint64_t stall_ns;
-    int32_t pe[DSM_SDMA_SMALL_COLL_PEERS];
-    int32_t me, routine, np, nc;
-} dsm_cuda_small_coll_t;
-/* The kernel's parameter is 528 bytes (kernels_ptx.h). */
-_Static_assert(sizeof(dsm_cuda_small_coll_t) == 528,
-               "dsm_cuda_small_coll_t is kernels.cu's struct dsm_small_coll");
+_Static_assert(DSM_SMALL_COLL_PEERS == DSM_SDMA_SMALL_COLL_PEERS,
+               "small_coll.h and sdma.h agree on the peers of one kernel");
 
 dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
                                            void *stream)
 {
-    dsm_cuda_small_coll_t k;
+    dsm_small_coll_t k;
     size_t most = 0;
     CUresult rc;
 
