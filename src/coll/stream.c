@@ -70,6 +70,18 @@ static uint64_t *sync_word(const char *routine, int pe, int slot, int phase,
     return w;
 }
 
+/* The words of one phase, peers in rotation order (t->size - 1 each):
+ * out[i] the peer's word for me, in[i] mine for the peer. */
+static void phase_words(const char *routine, const dsm_team_t *t, int phase,
+                        uint64_t **out, uint64_t **in)
+{
+    for (int i = 0; i < t->size - 1; i++) {
+        int m = (t->my_idx + 1 + i) % t->size;
+        out[i] = sync_word(routine, t->pes[m], t->slot, phase, t->my_idx);
+        in[i] = sync_word(routine, dsm_rt.me, t->slot, phase, m);
+    }
+}
+
 /* One phase over the team (see above). */
 static void stream_phase(const char *routine, const dsm_sdma_gpu_ops_t *g,
                          const dsm_team_t *t, int phase, void *stream)
@@ -83,11 +95,7 @@ static void stream_phase(const char *routine, const dsm_sdma_gpu_ops_t *g,
     if (!out)
         dsm_rt_fatal(routine, "out of memory for %zu peers", np);
     in = out + np;
-    for (size_t i = 0; i < np; i++) {
-        int m = (t->my_idx + 1 + (int)i) % t->size;
-        out[i] = sync_word(routine, t->pes[m], t->slot, phase, t->my_idx);
-        in[i] = sync_word(routine, dsm_rt.me, t->slot, phase, m);
-    }
+    phase_words(routine, t, phase, out, in);
     dsm_rt_stream_check(routine, g->exchange_on_stream(out, in, np, stream));
     free(out);
 }
@@ -158,16 +166,10 @@ static int stream_small(const char *routine, const dsm_sdma_gpu_ops_t *g,
      * against 4.8 us per call queued, 1 KiB). */
     if (!g->small_coll_on_stream || !np || np > DSM_SDMA_SMALL_COLL_PEERS)
         return 0;
-    for (size_t i = 0; i < np; i++) {
-        int m = (t->my_idx + 1 + (int)i) % t->size;
-        pe[i] = t->pes[m];
-        for (int ph = 0; ph < 2; ph++) {
-            words[ph * np + i] =
-                sync_word(routine, t->pes[m], t->slot, ph, t->my_idx);
-            words[2 * np + ph * np + i] =
-                sync_word(routine, dsm_rt.me, t->slot, ph, m);
-        }
-    }
+    for (size_t i = 0; i < np; i++)
+        pe[i] = t->pes[(t->my_idx + 1 + (int)i) % t->size];
+    for (int ph = 0; ph < 2; ph++)
+        phase_words(routine, t, ph, words + ph * np, words + (2 + ph) * np);
     k = coll_blocks(routine, t, dest, src, nbytes, a2a, dst, srcs, len);
     const dsm_sdma_small_coll_t c = {
         .out = words, .in = words + 2 * np, .np = np,
