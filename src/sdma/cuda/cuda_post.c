@@ -295,8 +295,8 @@ static void issue_copies(cu_queue_t *cq)
     }
     /* A queue's local copy may sit alone in its run (a chain's WAIT splits
      * it from the peer copies): fork it anyway and join only before the
-     * next completion report (join_side), so the copies that follow in
-     * the queue overlap it. */
+     * next command that is not a copy (begin_run, join_side), so the
+     * copies that follow in the queue overlap it. */
     if (dsm_cuda_side_fork(cq->stream, &cq->side, cq->dsts, cq->srcs, cq->sizes,
                            &cq->nb, 1))
         cq->join_pending = 1;
@@ -336,7 +336,7 @@ static void issue_copies(cu_queue_t *cq)
 }
 
 /* Make the stream wait for local copies forked to the side stream; before
- * anything reports completion of the queue. */
+ * any command but a copy (begin_run) and before a completion report. */
 static void join_side(cu_queue_t *cq)
 {
     if (cq->join_pending)
@@ -417,6 +417,12 @@ static void begin_run(dsm_sdma_queue_t *q, cu_queue_t *cq, int run,
 {
     if (cq->run != run) {
         flush_run(q, cq, seq);
+        /* What follows copies forked to the side stream (local, 1 MiB or
+         * more) waits for them, as queue order says: a signal (the device
+         * API's completion word was written while such a copy ran), a
+         * wait, host work. Later copies may overlap them. */
+        if (run != RUN_COPY)
+            join_side(cq);
         cq->run = run;
         cq->run_start = seq;
     }
@@ -604,17 +610,6 @@ void dsm_cuda_advance(dsm_sdma_queue_t *q, uint64_t upto)
             cq->gates[cq->ngates++] = i;
             break;
         case DSM_CMD_SIGNAL:
-            /* Copies forked to the side stream (local, 1 MiB or more)
-             * complete before a signal that follows them: issue the run
-             * (it may fork) and make the stream wait for the side first.
-             * Without it a kernel's quiet on such a copy returned while
-             * the copy ran (the device API's completion is a SIGNAL). */
-            if (cq->run == RUN_COPY)
-                flush_run(q, cq, i);
-            if (cq->join_pending) {
-                flush_run(q, cq, i);
-                join_side(cq);
-            }
             ks = dsm_cuda_classify(c->u.sig.word, &delta);
             /* A host word is stored by the CPU when nothing on the stream
              * is ahead of it (far cheaper than a stream round trip). */
@@ -635,7 +630,7 @@ void dsm_cuda_advance(dsm_sdma_queue_t *q, uint64_t upto)
                 begin_run(q, cq, RUN_HOST, i);
             } else {
                 flush_run(q, cq, i);
-                join_side(cq); /* as for SIGNAL */
+                join_side(cq); /* no run: as begin_run does */
                 CU_CHECK(dsm_cuda_launch_add(
                     cq->stream, (CUdeviceptr)(uintptr_t)c->u.sig.word,
                     c->u.sig.value));
