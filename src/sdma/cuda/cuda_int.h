@@ -180,10 +180,12 @@ struct dsm_cuda_gcache *dsm_cuda_gcache_new(void);
 void dsm_cuda_gcache_free(struct dsm_cuda_gcache **c);
 /* Put the copies d[i] <- s[i], l[i] bytes, on st as *c's graph for them
  * when the same run was seen before (built now on its second sighting);
- * 1 when done so, 0: issue them yourself. Caller serialises use of *c. */
+ * 1 when done so, 0: issue them yourself. Copies of 1 MiB or more only
+ * with big (the caller would not fork them to its side stream). Caller
+ * serialises use of *c. */
 int dsm_cuda_gcache_launch(struct dsm_cuda_gcache **c, const CUdeviceptr *d,
                            const CUdeviceptr *s, const size_t *l, size_t nb,
-                           CUstream st);
+                           int big, CUstream st);
 /* onstream.c. Free the on-stream collectives' copy graphs (close). */
 void dsm_cuda_onstream_fini(void);
 /* memkind.c. 1 when a is inside a range the backend recorded (heaps,

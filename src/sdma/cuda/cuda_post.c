@@ -177,7 +177,7 @@ void dsm_cuda_gcache_free(struct dsm_cuda_gcache **cp)
 
 int dsm_cuda_gcache_launch(struct dsm_cuda_gcache **cp, const CUdeviceptr *d,
                            const CUdeviceptr *s, const size_t *l, size_t nb,
-                           CUstream st)
+                           int big, CUstream st)
 {
     struct dsm_cuda_gcache *c = *cp;
     gc_entry_t *e = NULL;
@@ -186,7 +186,7 @@ int dsm_cuda_gcache_launch(struct dsm_cuda_gcache **cp, const CUdeviceptr *d,
     if (!c || !nb || nb > GC_MAX_COPIES)
         return 0;
     for (size_t i = 0; i < nb; i++)
-        if (l[i] >= DSM_CUDA_SIDE_MIN || !dsm_cuda_in_ranges(d[i]) ||
+        if ((!big && l[i] >= DSM_CUDA_SIDE_MIN) || !dsm_cuda_in_ranges(d[i]) ||
             !dsm_cuda_in_ranges(s[i]))
             return 0;
     for (int i = 0; i < c->cap && !e; i++)
@@ -287,7 +287,7 @@ static void issue_copies(cu_queue_t *cq)
      * never ran (gpu_coll hung when instances were posted ahead there,
      * a lever since removed; 2026-12-02), while the same copies issued one by one pass. */
     if (cq->gc && !dsm_cuda_gates_pending(cq) &&
-        dsm_cuda_gcache_launch(&cq->gc, cq->dsts, cq->srcs, cq->sizes, cq->nb,
+        dsm_cuda_gcache_launch(&cq->gc, cq->dsts, cq->srcs, cq->sizes, cq->nb, 0,
                                cq->stream)) {
         cq->nb = 0;
         cq->gpu_dirty = 1;
