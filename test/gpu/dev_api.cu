@@ -235,8 +235,12 @@ __global__ void k_bigself(shmemx_dev_t d, int op, uint64_t *dst,
             break;
         }
     }
-    __syncthreads();
     const volatile uint64_t *v = dst;
+    /* The copy's last word at once, before the block's reads (which trail
+     * a copy still running from its start and would not see it). */
+    if (threadIdx.x == 0 && v[n / 8 - 1] != (tag ^ (n / 8 - 1)))
+        atomicAdd(bad, 1ull << 40);
+    __syncthreads();
     unsigned long long b = 0;
     for (size_t i = threadIdx.x; i < n / 8; i += blockDim.x)
         b += v[i] != (tag ^ i);
@@ -253,7 +257,7 @@ __global__ void k_fill64(uint64_t *p, size_t n, uint64_t tag)
 
 static void phase_bigself(shmemx_dev_t d)
 {
-    const size_t n = 16u << 20;
+    const size_t n = 64u << 20;
     uint64_t *src = (uint64_t *)shmemx_malloc_device(n);
     uint64_t *dst = (uint64_t *)shmemx_malloc_device(n);
     unsigned long long *bad;
@@ -275,9 +279,11 @@ static void phase_bigself(shmemx_dev_t d)
             CK(cudaDeviceSynchronize());
             CK(cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDeviceToHost));
             if (h) {
-                FAIL("bigself: %s of %zu B within PE %d: %llu of %zu words "
+                FAIL("bigself: %s of %zu B within PE %d: %s%llu of %zu words "
                      "not there when the call returned (round %d)",
-                     op_name[op], n, me, h, n / 8, r);
+                     op_name[op], n, me,
+                     h >> 40 ? "the last word and " : "",
+                     h & ((1ull << 40) - 1), n / 8, r);
                 break;
             }
         }
