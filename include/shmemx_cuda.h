@@ -398,6 +398,60 @@ SHMEMX_DEV_FN int shmemx_dev__engine_put_signal(const shmemx_dev_t *d,
     return 0;
 }
 
+/* A collective's engine part (shmemx_dev__coll_part, thread 0): for each
+ * PE from this one on, its block (src + pe * stride) to `at` there, and
+ * on a peer then this PE's arrival word there set to e; every slot
+ * reserved at once and filled, one system fence, then the control words
+ * in ticket order, all but the last flagged MORE: the proxy posts the
+ * collective as one batch. One fence instead of one per request: each
+ * costs a flush over PCIe (H100, 2 PEs, 64 KiB fcollect: its requests
+ * 3.9 -> 3.1 us, the call 18.1-18.8 -> 16.2-16.4 us). Every address is
+ * checked before anything is reserved (a misuse traps with no slot left
+ * unwritten). Returns 0, doing nothing, where the FIFO is too small to
+ * hold it all twice over: the caller issues the requests one by one. */
+#define SHMEMX_DEV__ENGINE_COLL 1
+SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
+                                    int pe, const char *routine);
+SHMEMX_DEV_FN int shmemx_dev__engine_coll(const shmemx_dev_t *d, char *at,
+                                           const char *src, size_t n,
+                                           size_t stride, unsigned long long e,
+                                           const char *routine)
+{
+    const int me = d->me, np = d->npes;
+    const unsigned m = 2 * (unsigned)np - 1;
+    if (m > d->slots / 2)
+        return 0; /* a FIFO this small takes the requests one by one */
+    for (int pe = 0; pe < np; pe++) {
+        (void)shmemx_dev__ptr(d, at, pe, routine);
+        if (pe != me)
+            (void)shmemx_dev__ptr(d, &d->words[SHMEMX_DEV_W_ARRIVE + me], pe,
+                                  routine);
+    }
+    unsigned long long t = shmemx_dev__reserve(d, m, routine), k = t;
+    for (int i = 0; i < np; i++) {
+        const int pe = (me + i) % np;
+        char *r = shmemx_dev__ptr(d, at, pe, routine);
+        shmemx_dev__fill(d, k++, (uint64_t)(uintptr_t)r,
+                         (uint64_t)(uintptr_t)(src + (size_t)pe * stride), n);
+        if (pe != me)
+            shmemx_dev__fill(
+                d, k++,
+                (uint64_t)(uintptr_t)shmemx_dev__ptr(
+                    d, &d->words[SHMEMX_DEV_W_ARRIVE + me], pe, routine),
+                e, 8);
+    }
+    __threadfence_system();
+    for (k = t; k < t + m; k++) {
+        /* Slot order: self copy, then (copy, signal) per peer. */
+        const unsigned j = (unsigned)(k - t);
+        const uint32_t op = j && !(j & 1) ? SHMEMX_DEV_OP_SIGNAL
+                                          : SHMEMX_DEV_OP_COPY;
+        shmemx_dev__publish(
+            d, k, op | (k + 1 < t + m ? SHMEMX_DEV_OP_MORE : 0));
+    }
+    return 1;
+}
+
 #define SHMEMX_DEV__SIG_SET(p, v)                                              \
     atomicExch_system((unsigned long long *)(p), (unsigned long long)(v))
 #define SHMEMX_DEV__SIG_ADD(p, v)                                              \

@@ -28,6 +28,11 @@
  *    far), shmemx_dev__wait_done (wait for a token; the waits that can
  *    stall are bounded there where the vendor can) and shmemx_dev__quiet
  *    (a system-scope fence and the wait for every token issued so far);
+ *    optionally SHMEMX_DEV__ENGINE_COLL, a collective's whole engine
+ *    part in one submission (shmemx_dev__engine_coll: every block, each
+ *    peer's followed by its arrival signal; a proxy's FIFO then takes
+ *    one reservation and one fence for all of it; 0: not done, the
+ *    caller goes request by request);
  *  - atomics on the peer's mapping, system scope: SHMEMX_DEV__SIG_SET,
  *    SHMEMX_DEV__SIG_ADD (64-bit signal words), SHMEMX_DEV__FADD and
  *    SHMEMX_DEV__CAS (the AMOs; CAS stores the old value into its lvalue
@@ -453,6 +458,12 @@ SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
     const int eng = n > shmemx_dev__coll_store_max(d);
     if (eng && rank)
         return;
+#ifdef SHMEMX_DEV__ENGINE_COLL
+    if (eng && shmemx_dev__engine_coll(d, at, src, n,
+                                       kind == SHMEMX_DEV__ALLTOALL ? n : 0,
+                                       e, routine))
+        return;
+#endif
     for (int i = 0; i < d->npes; i++) {
         int pe = (d->me + i) % d->npes;
         const char *s = kind == SHMEMX_DEV__ALLTOALL ? src + (size_t)pe * n
