@@ -51,7 +51,8 @@
  *                      puts after 1/10/100 ms idle; store_fence_floor: a
  *                      bare store through the peer's mapping and
  *                      __threadfence_system, the store path's floor in the
- *                      same run; median us
+ *                      same run (store_table_fence_floor: the peer's base
+ *                      loaded from the table each time); median us
  *             bw       putmem_thread / _warp / _block (shmemx_dev_putmem,
  *                      _warp, _block), 1 MiB .. max; GB/s
  *             overlap  one thread's putmem of 16 MiB repeated over the
@@ -67,7 +68,9 @@
  *                      and waited for by one kernel thread on every PE
  *                      (its kernel handle); kernel_engine_put_floor: one
  *                      thread's put + quiet on the engines, the engine
- *                      path's floor; 1 KiB and 64 KiB
+ *                      path's floor; fcollect_kernel_parts_issued/_done/
+ *                      _arrived: one thread's fcollect of 64 KiB on the
+ *                      engines clocked at its three steps; 1 KiB and 64 KiB
  *
  *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep|idle|bw]
  *                [--peer] [--nvcmp GROUP]
@@ -122,8 +125,10 @@ static void row(const char *test, const char *variant, size_t bytes,
 
 /* L_FLOOR: what the store path cannot go below, no library in it: one
  * volatile 8-byte store through the peer's mapping (looked up before the
- * clock starts) and __threadfence_system. */
-enum { L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET };
+ * clock starts) and __threadfence_system. L_TABLE_FLOOR: the same with the
+ * peer's base loaded from the segment table each time (what NVSHMEM's p
+ * does: after a fence that load goes to L2). */
+enum { L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET, L_TABLE_FLOOR };
 
 /* iters round trips; each one's time (ns) into t[i]. */
 __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
@@ -133,10 +138,26 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
         kind == L_FLOOR
             ? (volatile uint64_t *)shmemx_dev__ptr(&d, dst, pe, "k_lat")
             : NULL;
+    int s0 = 0; /* dst's segment and offset, for L_TABLE_FLOOR */
+    uint64_t off0 = 0;
+#pragma unroll
+    for (int k = 0; k < SHMEMX_DEV_SEGS; k++)
+        if ((uint64_t)(uintptr_t)dst - d.lo[k] < d.size[k]) {
+            s0 = k;
+            off0 = (uint64_t)(uintptr_t)dst - d.lo[k];
+        }
     for (int i = 0; i < iters; i++) {
         unsigned long long t0 = gclock();
         if (kind == L_FLOOR) {
             *peer = (uint64_t)i;
+            __threadfence_system();
+            t[i] = gclock() - t0;
+            continue;
+        }
+        if (kind == L_TABLE_FLOOR) { /* NVSHMEM's p: one table load */
+            volatile uint64_t *q = (volatile uint64_t *)(uintptr_t)(
+                __ldg(&d.base[pe * SHMEMX_DEV_SEGS + s0]) + off0);
+            *q = (uint64_t)i;
             __threadfence_system();
             t[i] = gclock() - t0;
             continue;
@@ -561,6 +582,8 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
      * quiet after no store. */
     crow("p_fence", 8, lat(d, L_P_FENCE, pdst, dsrc, pe, iters, t), "us");
     crow("quiet_alone", 0, lat(d, L_QUIET, pdst, dsrc, pe, iters, t), "us");
+    crow("store_table_fence_floor", 8,
+         lat(d, L_TABLE_FLOOR, pdst, dsrc, pe, iters, t), "us");
     for (int e = 0; e < 2; e++)
         for (int k = 0; k < 3; k++) {
             std::vector<double> w;
@@ -710,6 +733,36 @@ __global__ void k_kcoll_shot(shmemx_dev_t d, int a2a, char *dst,
     }
 }
 
+/* Where a kernel-started fcollect on the engines spends its time: the
+ * engine-path fcollect of n bytes by one thread in its three parts,
+ * clocked from the call: requests issued (FIFO slots written and
+ * published), the PE's tickets done (the proxy's submission and the
+ * copies), every peer's arrival seen (as shmemx_dev__coll_end, engine
+ * branch). */
+__global__ void k_kcoll_parts(shmemx_dev_t d, char *dst, const char *src,
+                              size_t n, int iters, unsigned long long *t)
+{
+    volatile unsigned long long *my = (volatile unsigned long long *)d.words;
+    for (int i = 0; i < iters; i++) {
+        unsigned long long e = shmemx_dev__next_epoch(&d);
+        unsigned long long t0 = gclock();
+        shmemx_dev__coll_part(&d, dst, src, n, SHMEMX_DEV__FCOLLECT, 0, e, 0,
+                              1, "k_kcoll_parts");
+        unsigned long long t1 = gclock();
+        my[SHMEMX_DEV_W_EPOCH] = e;
+        shmemx_dev__wait_done(&d, shmemx_dev__issued(&d), "k_kcoll_parts");
+        unsigned long long t2 = gclock();
+        for (int j = 0; j < d.npes; j++)
+            if (j != d.me)
+                while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + j]) < e)
+                    shmemx_dev__relax();
+        unsigned long long t3 = gclock();
+        t[i] = t1 - t0;
+        t[iters + i] = t2 - t0;
+        t[2 * iters + i] = t3 - t0;
+    }
+}
+
 /* Kernel-started fcollect/alltoall on every PE, PE 0's median: the
  * one-shot routines from one warp (fcollect_kernel, alltoall_kernel: the
  * rows compared with NVSHMEM's one-CTA calls), and a persistent request
@@ -745,6 +798,23 @@ static void cmp_kcoll(shmemx_dev_t d, char *csrc, char *cdst)
             crow("kernel_engine_put_floor_all", 64u << 10, v, "us");
     }
     shmem_barrier_all();
+    {
+        unsigned long long *t3;
+        CK(cudaMalloc(&t3, 3 * iters * sizeof(*t3)));
+        shmemx_dev_t de = d;
+        de.store_max = 0;
+        k_kcoll_parts<<<1, 1, 0, kst>>>(de, cdst, csrc, 64u << 10, iters, t3);
+        CK(cudaGetLastError());
+        CK(cudaStreamSynchronize(kst));
+        crow("fcollect_kernel_parts_issued", 64u << 10,
+             cmp_lat_us(t3, iters), "us");
+        crow("fcollect_kernel_parts_done", 64u << 10,
+             cmp_lat_us(t3 + iters, iters), "us");
+        crow("fcollect_kernel_parts_arrived", 64u << 10,
+             cmp_lat_us(t3 + 2 * iters, iters), "us");
+        CK(cudaFree(t3));
+        shmem_barrier_all();
+    }
     for (int a2a = 0; a2a < 2; a2a++)
         for (size_t n = 1024; n <= (64u << 10); n *= 64) {
             k_kcoll_shot<<<1, 32, 0, kst>>>(d, a2a, cdst, csrc, n, iters, t);
