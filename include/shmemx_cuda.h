@@ -172,9 +172,17 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req);
 #include <stdio.h>
 
 #define SHMEMX_DEV_FN static __device__ __forceinline__
-#define SHMEMX_DEV__FAIL_FN static __device__ __noinline__ __attribute__((unused))
+/* The misuse report: out of line (device printf is much code) and
+ * noreturn, so a routine's checks keep nothing alive across its call
+ * sites (k_lat 53 -> 37 registers; p + quiet 1.25 -> 1.09 us, H100). */
+#define SHMEMX_DEV__FAIL_FN                                                    \
+    static __device__ __noinline__ __attribute__((unused, noreturn))
 #define SHMEMX_DEV__PRINT printf
-#define SHMEMX_DEV__ABORT() __trap()
+#define SHMEMX_DEV__ABORT()                                                    \
+    do {                                                                       \
+        __trap();                                                              \
+        __builtin_unreachable();                                               \
+    } while (0)
 #define SHMEMX_DEV__UNROLL _Pragma("unroll")
 
 SHMEMX_DEV_FN uint64_t shmemx_dev__ld_acq(const volatile void *p)

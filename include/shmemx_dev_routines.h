@@ -8,9 +8,9 @@
  *    size (shmemx_dev_common.h's segments);
  *  - SHMEMX_DEV_FN (the routines' qualifiers), SHMEMX_DEV__FAIL_FN (those
  *    of the one function that reports a misuse, not inlined: device
- *    printf is much code), SHMEMX_DEV__PRINT and SHMEMX_DEV__ABORT (a
- *    kernel prints and traps), SHMEMX_DEV__UNROLL (a loop pragma, or
- *    nothing);
+ *    printf is much code; noreturn), SHMEMX_DEV__PRINT and
+ *    SHMEMX_DEV__ABORT (a kernel prints and traps; does not return),
+ *    SHMEMX_DEV__UNROLL (a loop pragma, or nothing);
  *  - memory order: shmemx_dev__ld_acq, shmemx_dev__st_rel (system scope),
  *    shmemx_dev__fence_sys (stores before it are visible system-wide
  *    before those after it), shmemx_dev__relax (a waiting loop's pause),

@@ -128,14 +128,15 @@ static inline int shmemx_dev_get(shmemx_dev_t *d)
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #define SHMEMX_DEV_FN static __device__ inline
-#define SHMEMX_DEV__FAIL_FN static __device__ __attribute__((noinline, unused))
+#define SHMEMX_DEV__FAIL_FN                                                    \
+    static __device__ __attribute__((noinline, unused, noreturn))
 #define SHMEMX_DEV__PRINT printf
 #define SHMEMX_DEV__ABORT() __builtin_trap()
 #else
 #include <stdio.h>
 #include <stdlib.h>
 #define SHMEMX_DEV_FN static inline
-#define SHMEMX_DEV__FAIL_FN static __attribute__((noinline, unused))
+#define SHMEMX_DEV__FAIL_FN static __attribute__((noinline, unused, noreturn))
 #define SHMEMX_DEV__PRINT(...) fprintf(stderr, __VA_ARGS__)
 #define SHMEMX_DEV__ABORT() abort()
 #endif

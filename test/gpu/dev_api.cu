@@ -38,9 +38,10 @@
  *            buffers 100 times, the kernel writing fresh source data
  *            before each start and checking every byte after each wait
  *
- *   bigself  putmem/getmem (+ nbi and quiet) of 16 MiB within the PE's
+ *   bigself  putmem/getmem (+ nbi and quiet) of 64 MiB within the PE's
  *            own device heap (engines, the side stream of local copies),
- *            every word checked by the same kernel right after the call
+ *            the last word checked by one thread right after the call,
+ *            then every word by the block
  *   coll     fcollectmem / alltoallmem / broadcastmem and their _warp and
  *            _block forms from a kernel (#31), 8 B .. 64 KiB (store path
  *            and engines, broadcast's root rotating),
@@ -51,6 +52,10 @@
  *   dev_api hang MARK     every PE's kernel waits on a signal that never
  *                         comes after printing "ready" (gpu_kill.sh kills
  *                         a PE: the job must end, nothing left behind)
+ *   dev_api badpe         the last PE's kernel calls shmemx_dev_uint64_p
+ *                         with PE npes: the kernel prints the misuse line
+ *                         and traps, the job fails (run-devapi.sh checks
+ *                         the line)
  */
 #include <cuda_runtime.h>
 #include <shmem.h>
@@ -975,6 +980,29 @@ static void phase_kreq(shmemx_dev_t d)
     shmem_team_destroy(rows);
 }
 
+/* ------------------------------------------------------------ badpe */
+
+__global__ void k_badpe(shmemx_dev_t d, uint64_t *dst)
+{
+    shmemx_dev_uint64_p(d, dst, 1, d.npes);
+}
+
+static void badpe(shmemx_dev_t d)
+{
+    uint64_t *dst = (uint64_t *)shmemx_malloc_device(8);
+    shmem_barrier_all();
+    if (me == npes - 1) {
+        k_badpe<<<1, 1>>>(d, dst);
+        cudaError_t e = cudaDeviceSynchronize();
+        fprintf(stderr, "dev_api badpe: PE %d: the kernel ended: %s\n", me,
+                cudaGetErrorString(e));
+        exit(e == cudaSuccess ? 0 : 3);
+    }
+    /* The others wait for the launcher to end the job. */
+    for (;;)
+        sleep(1);
+}
+
 /* ------------------------------------------------------------ hang */
 
 __global__ void k_hang(shmemx_dev_t d, uint64_t *sig)
@@ -1138,6 +1166,10 @@ int main(int argc, char **argv)
     CK(cudaHostAlloc((void **)&req_at, sizeof(*req_at), cudaHostAllocMapped));
     if (argc > 1 && !strcmp(argv[1], "hang")) {
         hang(d);
+        return 1;
+    }
+    if (argc > 1 && !strcmp(argv[1], "badpe")) {
+        badpe(d);
         return 1;
     }
     for (size_t i = 0; i < sizeof(phases) / sizeof(*phases); i++) {

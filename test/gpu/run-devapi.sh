@@ -96,6 +96,15 @@ if [ "${DEVAPI_ONLY:-}" = kreq ]; then
     exit 0
 fi
 run "dev_api 1 PE (all phases)" 60 "$L" -n 1 --timeout 55 "$B/dev_api"
+# A misuse in a kernel: one line naming the routine, the PE and the value,
+# and the job fails.
+timeout 60 "$L" -n 2 --timeout 55 "$B/dev_api" badpe >"$OUTDIR/badpe.log" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q "dmashmem: PE 1: shmemx_dev_uint64_p: invalid PE 2 (npes 2)" "$OUTDIR/badpe.log"; then
+    row "dev_api badpe 2 PEs: the misuse line, job fails" "PASS (rc=$rc)"
+else
+    row "dev_api badpe 2 PEs: the misuse line, job fails" "FAIL rc=$rc: $(head -3 "$OUTDIR/badpe.log" | tr '\n' ' ')"
+fi
 bench 1pe 1 60
 run "dev_api 1 PE stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 1 --timeout 35 "$B/dev_api" stress
