@@ -7,6 +7,8 @@
 # then test/gpu/dev_api.cu and bench/gpu_devbench.cu with nvcc (no -rdc),
 # and runs:
 #   dev_api 1 PE (all phases), stress with a 64-slot FIFO (wraps, full)
+#   dev_api badpe, 2 PEs: a kernel's p to PE npes prints the misuse line
+#       (routine, PE, value) and the job fails
 #   under CUDA MPS: dev_api 2 PEs and 4 PEs on one GPU, stress again,
 #       kernel count (SHMEM_CUDA_COUNT_LAUNCHES=1: the library launches none)
 #   gate_kprobe: a first kernel launch beside a gated stream, LAZY / EAGER
