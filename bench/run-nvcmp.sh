@@ -45,7 +45,9 @@
 # nvcmp.csv (lib,npes,row,bytes,value,unit), nvcmp-table.txt and the
 # build logs; prints the job summary, then the side-by-side table last:
 # row, bytes, NVSHMEM, dmashmem, and ours against theirs (ahead/behind
-# xN: time, bandwidth; percentage points: slowdown).
+# xN: time, bandwidth; percentage points: slowdown); a row that is behind
+# and has a floor measured in the same run (bench/nvcmp-table.awk) also
+# gets the floor and ours against it.
 set -u
 # shellcheck source=test/gpu/device-lib.sh
 . "$(dirname "$0")/../test/gpu/device-lib.sh"
@@ -290,39 +292,9 @@ done
     echo "lib,npes,row,bytes,value,unit"
     [ ${#files[@]} -gt 0 ] && cat "${files[@]}"
 } >"$OUTDIR/nvcmp.csv"
-# One line per (npes, row, bytes): NVSHMEM's value, ours, and ours
-# against theirs: time (us) lower is better, bandwidth (GB/s) higher;
-# slowdown (%) in percentage points; the rest (ms, cover %) not compared.
-awk -F, 'NR > 1 {
-        k = $2 SUBSEP $3 SUBSEP $4
-        if (!(k in seen)) { seen[k] = 1; keys[++nk] = k; unit[k] = $6 }
-        v[k, $1] = $5
-    }
-    function human(b) {
-        if (b == 0) return "-"
-        if (b >= 1048576 && b % 1048576 == 0) return (b / 1048576) " MiB"
-        if (b >= 1024 && b % 1024 == 0) return (b / 1024) " KiB"
-        return b " B"
-    }
-    END {
-        printf "%-4s %-30s %8s %12s %12s  %s\n", "PEs", "row", "bytes", "NVSHMEM", "dmashmem", "dmashmem vs NVSHMEM"
-        for (i = 1; i <= nk; i++) {
-            k = keys[i]; split(k, p, SUBSEP); u = unit[k]
-            hn = ((k, "nvshmem") in v); hd = ((k, "dmashmem") in v)
-            n = v[k, "nvshmem"] + 0; d = v[k, "dmashmem"] + 0
-            c = "-"
-            if (hn && hd) {
-                if (u == "us" && n > 0 && d > 0)
-                    c = d <= n ? sprintf("ahead x%.2f", n / d) : sprintf("behind x%.2f", d / n)
-                else if (u == "GB/s" && n > 0 && d > 0)
-                    c = d >= n ? sprintf("ahead x%.2f", d / n) : sprintf("behind x%.2f", n / d)
-                else if (u == "%" && p[2] ~ /slowdown/)
-                    c = d <= n ? sprintf("ahead by %.1f pt", n - d) : sprintf("behind by %.1f pt", d - n)
-            }
-            printf "%-4s %-30s %8s %12s %12s  %s\n", p[1], p[2], human(p[3] + 0),
-                hn ? v[k, "nvshmem"] " " u : "-", hd ? v[k, "dmashmem"] " " u : "-", c
-        }
-    }' "$OUTDIR/nvcmp.csv" >"$OUTDIR/nvcmp-table.txt"
+# The side-by-side table (bench/nvcmp-table.awk: ratios, and the floor of
+# a row that is behind where the run measured one).
+awk -F, -f "$SRC/bench/nvcmp-table.awk" "$OUTDIR/nvcmp.csv" >"$OUTDIR/nvcmp-table.txt"
 
 echo
 echo "================ notes (logs: OUTDIR/LIB-npN-GROUP.log)"

@@ -1,0 +1,59 @@
+# The side-by-side table of bench/run-nvcmp.sh from its nvcmp.csv
+# (lib,npes,row,bytes,value,unit; awk -F, -f bench/nvcmp-table.awk):
+# one line per (npes, row, bytes): NVSHMEM's value, ours, and ours
+# against theirs: time (us) lower is better, bandwidth (GB/s) higher;
+# slowdown (%) in percentage points; the rest (ms, cover %) not compared.
+# A row of ours that is behind and has a floor measured in the same run
+# (issue #31: "ahead, or within 10 % of a floor measured in the same
+# run") gets the floor and ours against it:
+#   put_quiet, p_quiet, put_quiet_idle_*
+#                                 store_fence_floor (a bare store +
+#                                 fence, no library), 8 B
+#   fcollect_kernel, alltoall_kernel, 64 KiB
+#                                 kernel_engine_put_floor_all (every PE's
+#                                 put + quiet on the engines at once),
+#                                 kernel_engine_put_floor with one PE
+NR > 1 {
+    k = $2 SUBSEP $3 SUBSEP $4
+    if (!(k in seen)) { seen[k] = 1; keys[++nk] = k; unit[k] = $6 }
+    v[k, $1] = $5
+}
+function human(b) {
+    if (b == 0) return "-"
+    if (b >= 1048576 && b % 1048576 == 0) return (b / 1048576) " MiB"
+    if (b >= 1024 && b % 1024 == 0) return (b / 1024) " KiB"
+    return b " B"
+}
+# The floor row of (npes, row, bytes), "" where it has none.
+function floor_of(np, row, bytes) {
+    if ((row == "put_quiet" || row == "p_quiet" || row ~ /^put_quiet_idle_/) && bytes == 8)
+        return np SUBSEP "store_fence_floor" SUBSEP 8
+    if ((row == "fcollect_kernel" || row == "alltoall_kernel") && bytes == 65536)
+        return np SUBSEP (np == "1" ? "kernel_engine_put_floor" : \
+                          "kernel_engine_put_floor_all") SUBSEP 65536
+    return ""
+}
+END {
+    printf "%-4s %-30s %8s %12s %12s  %s\n", "PEs", "row", "bytes", "NVSHMEM", "dmashmem", "dmashmem vs NVSHMEM"
+    for (i = 1; i <= nk; i++) {
+        k = keys[i]; split(k, p, SUBSEP); u = unit[k]
+        hn = ((k, "nvshmem") in v); hd = ((k, "dmashmem") in v)
+        n = v[k, "nvshmem"] + 0; d = v[k, "dmashmem"] + 0
+        c = "-"
+        if (hn && hd) {
+            if (u == "us" && n > 0 && d > 0)
+                c = d <= n ? sprintf("ahead x%.2f", n / d) : sprintf("behind x%.2f", d / n)
+            else if (u == "GB/s" && n > 0 && d > 0)
+                c = d >= n ? sprintf("ahead x%.2f", d / n) : sprintf("behind x%.2f", n / d)
+            else if (u == "%" && p[2] ~ /slowdown/)
+                c = d <= n ? sprintf("ahead by %.1f pt", n - d) : sprintf("behind by %.1f pt", d - n)
+        }
+        f = floor_of(p[1], p[2], p[3] + 0)
+        if (c ~ /^behind x/ && f != "" && ((f, "dmashmem") in v) && v[f, "dmashmem"] + 0 > 0) {
+            split(f, q, SUBSEP)
+            c = c sprintf("; floor %s %.3f us: x%.2f", q[2], v[f, "dmashmem"], d / v[f, "dmashmem"])
+        }
+        printf "%-4s %-30s %8s %12s %12s  %s\n", p[1], p[2], human(p[3] + 0),
+            hn ? v[k, "nvshmem"] " " u : "-", hd ? v[k, "dmashmem"] " " u : "-", c
+    }
+}

@@ -1,0 +1,32 @@
+#!/bin/bash
+# bench/nvcmp-table.awk, the side-by-side table of bench/run-nvcmp.sh, on
+# a fixed CSV (test/gpu/nvcmp-fixture.csv, rows of the H200 run of
+# 2026-12-05 14:15): ratios for time, bandwidth and slowdown rows, and a
+# row that is behind carries the floor measured in the same run and ours
+# against it. Needs no GPU.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+out=$(awk -F, -f "$top_srcdir/bench/nvcmp-table.awk" \
+    "$top_srcdir/test/gpu/nvcmp-fixture.csv") || { echo "FAIL: awk"; exit 1; }
+fails=0
+want() { # NAME REGEX
+    if ! grep -qE "$2" <<<"$out"; then
+        echo "FAIL: $1: no line matching: $2"
+        fails=$((fails + 1))
+    fi
+}
+want "time, ahead" '^2 +fcollect_queued +1 KiB +6\.825 us +5\.625 us +ahead x1\.21$'
+want "time, ahead (kernel)" '^2 +alltoall_kernel +1 KiB .* ahead x1\.10$'
+want "bandwidth" '^2 +putmem_block +256 MiB .* ahead x49\.25$'
+want "slowdown" '^2 +overlap_slowdown +16 MiB .* ahead by 37\.2 pt$'
+want "behind, store floor" '^2 +p_quiet +8 B .* behind x1\.43; floor store_fence_floor 0\.576 us: x1\.83$'
+want "behind, engine floor, 2 PEs" '^2 +fcollect_kernel +64 KiB .* behind x1\.80; floor kernel_engine_put_floor_all 11\.104 us: x1\.51$'
+want "behind, engine floor, 1 PE" '^1 +fcollect_kernel +64 KiB .* behind x1\.42; floor kernel_engine_put_floor 9\.056 us: x1\.12$'
+want "ours only" '^2 +store_fence_floor +8 B +- +0\.576 us +-$'
+n=$(grep -c . <<<"$out")
+[ "$n" = 11 ] || { echo "FAIL: $n lines, want 11 (header + 10 keys)"; fails=$((fails + 1)); }
+if [ "$fails" -ne 0 ]; then
+    echo "$out"
+    exit 1
+fi
+echo "PASS: nvcmp table: ratios and floors"
