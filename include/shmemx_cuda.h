@@ -413,9 +413,10 @@ SHMEMX_DEV_FN int shmemx_dev__engine_put_signal(const shmemx_dev_t *d,
  * in ticket order, all but the last flagged MORE: the proxy posts the
  * collective as one batch. One fence instead of one per request: each
  * costs a flush over PCIe (H100, 2 PEs, 64 KiB fcollect: its requests
- * 3.9 -> 3.1 us, the call 18.1-18.8 -> 16.2-16.4 us). Every address is
- * checked before anything is reserved (a misuse traps with no slot left
- * unwritten). Returns 0, doing nothing, where the FIFO is too small to
+ * 3.9 -> 3.1 us, the call 18.1-18.8 -> 16.2-16.4 us). Each address is
+ * checked as its slot is filled: a misuse traps there, and the process's
+ * kernels end with it, so the reserved slots left unwritten hold up no
+ * later request. Returns 0, doing nothing, where the FIFO is too small to
  * hold it all twice over: the caller issues the requests one by one. */
 #define SHMEMX_DEV__ENGINE_COLL 1
 SHMEMX_DEV_FN char *shmemx_dev__ptr(const shmemx_dev_t *d, const void *sym,
@@ -429,12 +430,6 @@ SHMEMX_DEV_FN int shmemx_dev__engine_coll(const shmemx_dev_t *d, char *at,
     const unsigned m = 2 * (unsigned)np - 1;
     if (m > d->slots / 2)
         return 0; /* a FIFO this small takes the requests one by one */
-    for (int pe = 0; pe < np; pe++) {
-        (void)shmemx_dev__ptr(d, at, pe, routine);
-        if (pe != me)
-            (void)shmemx_dev__ptr(d, &d->words[SHMEMX_DEV_W_ARRIVE + me], pe,
-                                  routine);
-    }
     unsigned long long t = shmemx_dev__reserve(d, m, routine), k = t;
     for (int i = 0; i < np; i++) {
         const int pe = (me + i) % np;
