@@ -70,7 +70,9 @@
  *                      thread's put + quiet on the engines, the engine
  *                      path's floor; fcollect_kernel_parts_issued/_done/
  *                      _arrived: one thread's fcollect of 64 KiB on the
- *                      engines clocked at its three steps; 1 KiB and 64 KiB
+ *                      engines clocked at its three steps; 1 KiB and 64 KiB;
+ *                      barrier_kernel: shmemx_dev_barrier_all from one
+ *                      thread per PE
  *
  *   gpu_devbench [--label L] [--max BYTES] [--only kreq|sweep|idle|bw]
  *                [--peer] [--nvcmp GROUP]
@@ -733,6 +735,17 @@ __global__ void k_kcoll_shot(shmemx_dev_t d, int a2a, char *dst,
     }
 }
 
+/* shmemx_dev_barrier_all from one thread per PE, back to back as
+ * nvshmem_bench's k_barrier; per call, kernel clock. */
+__global__ void k_barrier(shmemx_dev_t d, int iters, unsigned long long *t)
+{
+    for (int i = 0; i < iters; i++) {
+        unsigned long long t0 = gclock();
+        shmemx_dev_barrier_all(d);
+        t[i] = gclock() - t0;
+    }
+}
+
 /* Where a kernel-started fcollect on the engines spends its time: the
  * engine-path fcollect of n bytes by one thread in its three parts,
  * clocked from the call: requests issued (FIFO slots written and
@@ -824,6 +837,11 @@ static void cmp_kcoll(shmemx_dev_t d, char *csrc, char *cdst)
                  cmp_lat_us(t, iters), "us");
             shmem_barrier_all();
         }
+    k_barrier<<<1, 1, 0, kst>>>(d, iters, t);
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(kst));
+    crow("barrier_kernel", 0, cmp_lat_us(t, iters), "us");
+    shmem_barrier_all();
     /* Load the kernel before anything is posted ahead (phase_kreq). */
     k_kreq<<<1, 1, 0, kst>>>(d, (shmemx_dev_req_t *)NULL, 0, t);
     CK(cudaStreamSynchronize(kst));

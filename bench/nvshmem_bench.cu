@@ -45,7 +45,8 @@
  *   kcoll    fcollect_kernel / alltoall_kernel: nvshmemx_fcollectmem_
  *            block / alltoallmem_block by one CTA (1024 threads) in a
  *            kernel on every PE (nvshmemx_collective_launch), 1 KiB and
- *            64 KiB; PE 0's median us, kernel clock
+ *            64 KiB; PE 0's median us, kernel clock; barrier_kernel:
+ *            nvshmem_barrier_all from one thread per PE
  */
 #include <cuda_runtime.h>
 #include <nvshmem.h>
@@ -344,6 +345,16 @@ __global__ void k_kcoll(int a2a, char *dst, const char *src, size_t n,
     }
 }
 
+/* nvshmem_barrier_all from one thread per PE (the thread form). */
+__global__ void k_barrier(int iters, unsigned long long *t)
+{
+    for (int i = 0; i < iters; i++) {
+        unsigned long long t0 = cmp_clock();
+        nvshmem_barrier_all();
+        t[i] = cmp_clock() - t0;
+    }
+}
+
 static void group_kcoll(void)
 {
     const size_t max = 64u << 10;
@@ -382,6 +393,20 @@ static void group_kcoll(void)
             row(a2a ? "alltoall_kernel" : "fcollect_kernel", n,
                 cmp_lat_us(t, iters), "us");
         }
+    {
+        int it = iters;
+        void *args[] = {&it, &t};
+        nvshmem_barrier_all();
+        int rc = nvshmemx_collective_launch((const void *)k_barrier, dim3(1),
+                                            dim3(1), args, 0, st);
+        if (rc) {
+            fprintf(stderr, "nvshmem_bench: PE %d: nvshmemx_collective_"
+                            "launch returned %d\n", me, rc);
+            _exit(1);
+        }
+        CMP_CK(cudaStreamSynchronize(st));
+        row("barrier_kernel", 0, cmp_lat_us(t, iters), "us");
+    }
     nvshmem_barrier_all();
     CMP_CK(cudaStreamDestroy(st));
     CMP_CK(cudaFree(t));

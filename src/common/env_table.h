@@ -98,8 +98,8 @@
       "0, by the copy engines between stream memory operations (no SM)")    \
     X(SHMEM_DEV_PROXY_SPIN_US, INT, dev_proxy_spin_us, "200",                  \
       "device API: the proxy thread polls the FIFO without sleeping this "   \
-      "long after the last request, then sleeps until a kernel's next "      \
-      "request wakes it (a GPU interrupt: no CPU while idle)")               \
+      "long after the last request, then sleeps between polls in steps "     \
+      "growing from 2 us to 10 us, and to 50 us after 20 ms idle")           \
     X(SHMEM_DEV_STALL_TIMEOUT, INT, dev_stall_timeout, "10",                   \
       "device API: seconds a kernel's wait for the copy engines or the "     \
       "request FIFO, or the proxy's for a kernel's request or the engines, " \
