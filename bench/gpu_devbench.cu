@@ -52,7 +52,9 @@
  *                      bare store through the peer's mapping and
  *                      __threadfence_system, the store path's floor in the
  *                      same run (store_table_fence_floor: the peer's base
- *                      loaded from the table each time); median us
+ *                      loaded from the table each time; the _gpufence
+ *                      rows and p_gpufence: the same with __threadfence,
+ *                      GPU scope); median us
  *             bw       putmem_thread / _warp / _block (shmemx_dev_putmem,
  *                      _warp, _block), 1 MiB .. max; GB/s
  *             overlap  one thread's putmem of 16 MiB repeated over the
@@ -130,14 +132,15 @@ static void row(const char *test, const char *variant, size_t bytes,
  * clock starts) and __threadfence_system. L_TABLE_FLOOR: the same with the
  * peer's base loaded from the segment table each time (what NVSHMEM's p
  * does: after a fence that load goes to L2). */
-enum { L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET, L_TABLE_FLOOR };
+enum { L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET, L_TABLE_FLOOR, L_FLOOR_GPU,
+       L_P_GFENCE, L_TABLE_FLOOR_GPU };
 
 /* iters round trips; each one's time (ns) into t[i]. */
 __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
                       int pe, int iters, unsigned long long *t, size_t n)
 {
     volatile uint64_t *peer =
-        kind == L_FLOOR
+        kind == L_FLOOR || kind == L_FLOOR_GPU
             ? (volatile uint64_t *)shmemx_dev__ptr(&d, dst, pe, "k_lat")
             : NULL;
     int s0 = 0; /* dst's segment and offset, for L_TABLE_FLOOR */
@@ -156,11 +159,21 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
             t[i] = gclock() - t0;
             continue;
         }
-        if (kind == L_TABLE_FLOOR) { /* NVSHMEM's p: one table load */
+        if (kind == L_FLOOR_GPU) {
+            *peer = (uint64_t)i;
+            __threadfence();
+            t[i] = gclock() - t0;
+            continue;
+        }
+        if (kind == L_TABLE_FLOOR || kind == L_TABLE_FLOOR_GPU) {
+            /* NVSHMEM's p: one table load */
             volatile uint64_t *q = (volatile uint64_t *)(uintptr_t)(
                 __ldg(&d.base[pe * SHMEMX_DEV_SEGS + s0]) + off0);
             *q = (uint64_t)i;
-            __threadfence_system();
+            if (kind == L_TABLE_FLOOR)
+                __threadfence_system();
+            else
+                __threadfence();
             t[i] = gclock() - t0;
             continue;
         }
@@ -170,6 +183,8 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
             shmemx_dev_uint64_p(d, (uint64_t *)dst, (uint64_t)i, pe);
         if (kind == L_P_FENCE)
             __threadfence_system();
+        else if (kind == L_P_GFENCE)
+            __threadfence();
         else
             shmemx_dev_quiet(d);
         t[i] = gclock() - t0;
@@ -586,6 +601,14 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
     crow("quiet_alone", 0, lat(d, L_QUIET, pdst, dsrc, pe, iters, t), "us");
     crow("store_table_fence_floor", 8,
          lat(d, L_TABLE_FLOOR, pdst, dsrc, pe, iters, t), "us");
+    /* The same three with a GPU-scope fence (__threadfence): what a quiet
+     * would cost where every peer shares this GPU and nothing was written
+     * to host memory. */
+    crow("store_gpufence_floor", 8,
+         lat(d, L_FLOOR_GPU, pdst, dsrc, pe, iters, t), "us");
+    crow("store_table_gpufence_floor", 8,
+         lat(d, L_TABLE_FLOOR_GPU, pdst, dsrc, pe, iters, t), "us");
+    crow("p_gpufence", 8, lat(d, L_P_GFENCE, pdst, dsrc, pe, iters, t), "us");
     for (int e = 0; e < 2; e++)
         for (int k = 0; k < 3; k++) {
             std::vector<double> w;
