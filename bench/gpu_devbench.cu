@@ -132,15 +132,25 @@ static void row(const char *test, const char *variant, size_t bytes,
  * clock starts) and __threadfence_system. L_TABLE_FLOOR: the same with the
  * peer's base loaded from the segment table each time (what NVSHMEM's p
  * does: after a fence that load goes to L2). */
-enum { L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET, L_TABLE_FLOOR, L_FLOOR_GPU,
-       L_P_GFENCE, L_TABLE_FLOOR_GPU };
+enum { L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET, L_TABLE_FLOOR };
+
+/* The fence of L_FLOOR, L_TABLE_FLOOR and L_P_FENCE: system scope, or
+ * GPU scope (__threadfence) with gpu. */
+__device__ static void lat_fence(int gpu)
+{
+    if (gpu)
+        __threadfence();
+    else
+        __threadfence_system();
+}
 
 /* iters round trips; each one's time (ns) into t[i]. */
 __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
-                      int pe, int iters, unsigned long long *t, size_t n)
+                      int pe, int iters, unsigned long long *t, size_t n,
+                      int gpu)
 {
     volatile uint64_t *peer =
-        kind == L_FLOOR || kind == L_FLOOR_GPU
+        kind == L_FLOOR
             ? (volatile uint64_t *)shmemx_dev__ptr(&d, dst, pe, "k_lat")
             : NULL;
     int s0 = 0; /* dst's segment and offset, for L_TABLE_FLOOR */
@@ -155,25 +165,15 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
         unsigned long long t0 = gclock();
         if (kind == L_FLOOR) {
             *peer = (uint64_t)i;
-            __threadfence_system();
+            lat_fence(gpu);
             t[i] = gclock() - t0;
             continue;
         }
-        if (kind == L_FLOOR_GPU) {
-            *peer = (uint64_t)i;
-            __threadfence();
-            t[i] = gclock() - t0;
-            continue;
-        }
-        if (kind == L_TABLE_FLOOR || kind == L_TABLE_FLOOR_GPU) {
-            /* NVSHMEM's p: one table load */
+        if (kind == L_TABLE_FLOOR) { /* NVSHMEM's p: one table load */
             volatile uint64_t *q = (volatile uint64_t *)(uintptr_t)(
                 __ldg(&d.base[pe * SHMEMX_DEV_SEGS + s0]) + off0);
             *q = (uint64_t)i;
-            if (kind == L_TABLE_FLOOR)
-                __threadfence_system();
-            else
-                __threadfence();
+            lat_fence(gpu);
             t[i] = gclock() - t0;
             continue;
         }
@@ -182,9 +182,7 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
         else if (kind != L_QUIET)
             shmemx_dev_uint64_p(d, (uint64_t *)dst, (uint64_t)i, pe);
         if (kind == L_P_FENCE)
-            __threadfence_system();
-        else if (kind == L_P_GFENCE)
-            __threadfence();
+            lat_fence(gpu);
         else
             shmemx_dev_quiet(d);
         t[i] = gclock() - t0;
@@ -192,9 +190,10 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
 }
 
 static double lat(shmemx_dev_t d, int kind, char *dst, const char *src,
-                  int pe, int iters, unsigned long long *t, size_t n = 8)
+                  int pe, int iters, unsigned long long *t, size_t n = 8,
+                  int gpu = 0)
 {
-    k_lat<<<1, 1>>>(d, kind, dst, src, pe, iters, t, n);
+    k_lat<<<1, 1>>>(d, kind, dst, src, pe, iters, t, n, gpu);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     return cmp_lat_us(t, iters);
@@ -605,10 +604,11 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
      * would cost where every peer shares this GPU and nothing was written
      * to host memory. */
     crow("store_gpufence_floor", 8,
-         lat(d, L_FLOOR_GPU, pdst, dsrc, pe, iters, t), "us");
+         lat(d, L_FLOOR, pdst, dsrc, pe, iters, t, 8, 1), "us");
     crow("store_table_gpufence_floor", 8,
-         lat(d, L_TABLE_FLOOR_GPU, pdst, dsrc, pe, iters, t), "us");
-    crow("p_gpufence", 8, lat(d, L_P_GFENCE, pdst, dsrc, pe, iters, t), "us");
+         lat(d, L_TABLE_FLOOR, pdst, dsrc, pe, iters, t, 8, 1), "us");
+    crow("p_gpufence", 8, lat(d, L_P_FENCE, pdst, dsrc, pe, iters, t, 8, 1),
+         "us");
     for (int e = 0; e < 2; e++)
         for (int k = 0; k < 3; k++) {
             std::vector<double> w;
@@ -786,12 +786,9 @@ __global__ void k_kcoll_parts(shmemx_dev_t d, char *dst, const char *src,
                               1, "k_kcoll_parts");
         unsigned long long t1 = gclock();
         my[SHMEMX_DEV_W_EPOCH] = e;
-        shmemx_dev__wait_done(&d, shmemx_dev__issued(&d), "k_kcoll_parts");
+        shmemx_dev__engines_done(&d, "k_kcoll_parts");
         unsigned long long t2 = gclock();
-        for (int j = 0; j < d.npes; j++)
-            if (j != d.me)
-                while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + j]) < e)
-                    shmemx_dev__relax();
+        shmemx_dev__coll_arrivals(&d, e);
         unsigned long long t3 = gclock();
         t[i] = t1 - t0;
         t[iters + i] = t2 - t0;

@@ -488,6 +488,26 @@ SHMEMX_DEV_FN void shmemx_dev__coll_part(const shmemx_dev_t *d, char *dest,
     }
 }
 
+/* Every engine request this PE's kernels issued so far is done: the
+ * quiet's engine half (its fence is the caller's). */
+SHMEMX_DEV_FN void shmemx_dev__engines_done(const shmemx_dev_t *d,
+                                            const char *routine)
+{
+    shmemx_dev__wait_done(d, shmemx_dev__issued(d), routine);
+}
+
+/* Wait until every peer's arrival word here says e (or later). */
+SHMEMX_DEV_FN void shmemx_dev__coll_arrivals(const shmemx_dev_t *d,
+                                             unsigned long long e)
+{
+    volatile unsigned long long *my =
+        (volatile unsigned long long *)shmemx_dev__local(d, d->words);
+    for (int j = 0; j < d->npes; j++)
+        if (j != d->me)
+            while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + j]) < e)
+                shmemx_dev__relax();
+}
+
 /* The end of collective (or barrier) e, one thread of the group, after
  * its threads' parts: on the store path e into every peer's arrival word
  * for this PE (release stores); on the engine path the PE's
@@ -516,12 +536,9 @@ SHMEMX_DEV_FN void shmemx_dev__coll_end(const shmemx_dev_t *d, size_t n,
                 d, &d->words[SHMEMX_DEV_W_ARRIVE + d->me],
                 (d->me + i) % d->npes, routine) = e;
     } else {
-        shmemx_dev__wait_done(d, shmemx_dev__issued(d), routine);
+        shmemx_dev__engines_done(d, routine);
     }
-    for (int j = 0; j < d->npes; j++)
-        if (j != d->me)
-            while (shmemx_dev__ld_acq(&my[SHMEMX_DEV_W_ARRIVE + j]) < e)
-                shmemx_dev__relax();
+    shmemx_dev__coll_arrivals(d, e);
 }
 
 /* ---- barrier ---- */
@@ -537,8 +554,7 @@ SHMEMX_DEV_FN void shmemx_dev__coll_end(const shmemx_dev_t *d, size_t n,
  * instead of two; each costs ~0.7 us on an H100). */
 SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
 {
-    shmemx_dev__wait_done(&d, shmemx_dev__issued(&d),
-                          "shmemx_dev_barrier_all");
+    shmemx_dev__engines_done(&d, "shmemx_dev_barrier_all");
     shmemx_dev__coll_end(&d, 0, shmemx_dev__next_epoch(&d),
                          "shmemx_dev_barrier_all");
 }
