@@ -796,6 +796,31 @@ __global__ void k_kcoll_parts(shmemx_dev_t d, char *dst, const char *src,
     }
 }
 
+/* The engine work of a kernel's fcollect without its arrival round: one
+ * thread issues a copy of n bytes of src to dst + me * n on every PE, this
+ * one first (as shmemx_dev__coll_part: one submission, every request but
+ * the last marked `more`), then quiet; per call, kernel clock. With every
+ * PE at once: kernel_engine_put_every_floor_all, the floor of the
+ * collectives' engine path at npes > 1 (npes copies per PE, where
+ * kernel_engine_put_floor_all moves one). */
+__global__ void k_put_every(shmemx_dev_t d, char *dst, const char *src,
+                            size_t n, int iters, unsigned long long *t)
+{
+    for (int i = 0; i < iters; i++) {
+        unsigned long long t0 = gclock();
+        for (int j = 0; j < d.npes; j++) {
+            const int pe = (d.me + j) % d.npes;
+            (void)shmemx_dev__engine_copy(
+                &d,
+                (uint64_t)(uintptr_t)shmemx_dev__ptr(
+                    &d, dst + (size_t)d.me * n, pe, "k_put_every"),
+                (uint64_t)(uintptr_t)src, n, j + 1 < d.npes, "k_put_every");
+        }
+        shmemx_dev_quiet(d);
+        t[i] = gclock() - t0;
+    }
+}
+
 /* Kernel-started fcollect/alltoall on every PE, PE 0's median: the
  * one-shot routines from one warp (fcollect_kernel, alltoall_kernel: the
  * rows compared with NVSHMEM's one-CTA calls), and a persistent request
@@ -831,6 +856,17 @@ static void cmp_kcoll(shmemx_dev_t d, char *csrc, char *cdst)
             crow("kernel_engine_put_floor_all", 64u << 10, v, "us");
     }
     shmem_barrier_all();
+    if (npes > 1) {
+        shmemx_dev_t de = d;
+        de.store_max = 0;
+        k_put_every<<<1, 1, 0, kst>>>(de, cdst, csrc, 64u << 10, iters, t);
+        CK(cudaGetLastError());
+        CK(cudaStreamSynchronize(kst));
+        if (me == 0)
+            crow("kernel_engine_put_every_floor_all", 64u << 10,
+                 cmp_lat_us(t, iters), "us");
+        shmem_barrier_all();
+    }
     {
         unsigned long long *t3;
         CK(cudaMalloc(&t3, 3 * iters * sizeof(*t3)));

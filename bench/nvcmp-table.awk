@@ -10,9 +10,13 @@
 #                                 store_fence_floor (a bare store +
 #                                 fence, no library), 8 B
 #   fcollect_kernel, alltoall_kernel, 64 KiB
-#                                 kernel_engine_put_floor_all (every PE's
-#                                 put + quiet on the engines at once),
-#                                 kernel_engine_put_floor with one PE
+#                                 kernel_engine_put_every_floor_all (every
+#                                 PE's put of its block to every PE, itself
+#                                 included, + quiet on the engines at once:
+#                                 the collective's engine work without its
+#                                 arrival round; where the run has it, else
+#                                 kernel_engine_put_floor_all: one put per
+#                                 PE), kernel_engine_put_floor with one PE
 NR > 1 {
     k = $2 SUBSEP $3 SUBSEP $4
     if (!(k in seen)) { seen[k] = 1; keys[++nk] = k; unit[k] = $6 }
@@ -28,9 +32,13 @@ function human(b) {
 function floor_of(np, row, bytes) {
     if ((row == "put_quiet" || row == "p_quiet" || row ~ /^put_quiet_idle_/) && bytes == 8)
         return np SUBSEP "store_fence_floor" SUBSEP 8
-    if ((row == "fcollect_kernel" || row == "alltoall_kernel") && bytes == 65536)
-        return np SUBSEP (np == "1" ? "kernel_engine_put_floor" : \
-                          "kernel_engine_put_floor_all") SUBSEP 65536
+    if ((row == "fcollect_kernel" || row == "alltoall_kernel") && bytes == 65536) {
+        if (np == "1")
+            return np SUBSEP "kernel_engine_put_floor" SUBSEP 65536
+        if ((np SUBSEP "kernel_engine_put_every_floor_all" SUBSEP 65536, "dmashmem") in v)
+            return np SUBSEP "kernel_engine_put_every_floor_all" SUBSEP 65536
+        return np SUBSEP "kernel_engine_put_floor_all" SUBSEP 65536
+    }
     return ""
 }
 END {

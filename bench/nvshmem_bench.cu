@@ -355,6 +355,22 @@ __global__ void k_barrier(int iters, unsigned long long *t)
     }
 }
 
+/* Kernel fn on one CTA of nthr threads, started with
+ * nvshmemx_collective_launch on every PE at once (after a barrier), and
+ * waited for. */
+static void kcoll_launch(const void *fn, int nthr, void **args,
+                         cudaStream_t st)
+{
+    nvshmem_barrier_all();
+    int rc = nvshmemx_collective_launch(fn, dim3(1), dim3(nthr), args, 0, st);
+    if (rc) {
+        fprintf(stderr, "nvshmem_bench: PE %d: nvshmemx_collective_"
+                        "launch returned %d\n", me, rc);
+        _exit(1);
+    }
+    CMP_CK(cudaStreamSynchronize(st));
+}
+
 static void group_kcoll(void)
 {
     const size_t max = 64u << 10;
@@ -381,30 +397,14 @@ static void group_kcoll(void)
             CMP_CK(cudaFuncGetAttributes(&fa, k_kcoll));
             int nthr = fa.maxThreadsPerBlock < 1024 ? fa.maxThreadsPerBlock
                                                     : 1024;
-            nvshmem_barrier_all();
-            int rc = nvshmemx_collective_launch((const void *)k_kcoll, dim3(1),
-                                                dim3(nthr), args, 0, st);
-            if (rc) {
-                fprintf(stderr, "nvshmem_bench: PE %d: nvshmemx_collective_"
-                                "launch returned %d\n", me, rc);
-                _exit(1);
-            }
-            CMP_CK(cudaStreamSynchronize(st));
+            kcoll_launch((const void *)k_kcoll, nthr, args, st);
             row(a2a ? "alltoall_kernel" : "fcollect_kernel", n,
                 cmp_lat_us(t, iters), "us");
         }
     {
         int it = iters;
         void *args[] = {&it, &t};
-        nvshmem_barrier_all();
-        int rc = nvshmemx_collective_launch((const void *)k_barrier, dim3(1),
-                                            dim3(1), args, 0, st);
-        if (rc) {
-            fprintf(stderr, "nvshmem_bench: PE %d: nvshmemx_collective_"
-                            "launch returned %d\n", me, rc);
-            _exit(1);
-        }
-        CMP_CK(cudaStreamSynchronize(st));
+        kcoll_launch((const void *)k_barrier, 1, args, st);
         row("barrier_kernel", 0, cmp_lat_us(t, iters), "us");
     }
     nvshmem_barrier_all();

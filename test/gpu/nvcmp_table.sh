@@ -23,6 +23,16 @@ want "behind, store floor" '^2 +p_quiet +8 B .* behind x1\.43; floor store_fence
 want "behind, engine floor, 2 PEs" '^2 +fcollect_kernel +64 KiB .* behind x1\.80; floor kernel_engine_put_floor_all 11\.104 us: x1\.51$'
 want "behind, engine floor, 1 PE" '^1 +fcollect_kernel +64 KiB .* behind x1\.42; floor kernel_engine_put_floor 9\.056 us: x1\.12$'
 want "ours only" '^2 +store_fence_floor +8 B +- +0\.576 us +-$'
+# With the floor of the collectives' whole engine work in the run (every
+# PE's put to every PE), the 2-PE rows take it instead.
+out2=$( { cat "$top_srcdir/test/gpu/nvcmp-fixture.csv"
+          echo "dmashmem,2,kernel_engine_put_every_floor_all,65536,15.5,us"; } |
+    awk -F, -f "$top_srcdir/bench/nvcmp-table.awk") || { echo "FAIL: awk"; exit 1; }
+if ! grep -qE '^2 +fcollect_kernel +64 KiB .* behind x1\.80; floor kernel_engine_put_every_floor_all 15\.500 us: x1\.08$' <<<"$out2"; then
+    echo "FAIL: behind, engine floor of every block, 2 PEs: not taken"
+    echo "$out2"
+    fails=$((fails + 1))
+fi
 n=$(grep -c . <<<"$out")
 [ "$n" = 11 ] || { echo "FAIL: $n lines, want 11 (header + 10 keys)"; fails=$((fails + 1)); }
 if [ "$fails" -ne 0 ]; then

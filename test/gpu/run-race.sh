@@ -150,9 +150,9 @@ if [ "${RACE_BENCH:-1}" = 1 ] && "$NVCC" -arch=sm_90 -O2 -I"$SRC/include" \
     devbench race idle
     devbench race bw
     devbench race-mps idle --mps
+    # RACE_WAKE_EXP=1: the idle rows again with the proxy spinning for
+    # 200 ms after a request (no sleep to wake from), beside the default.
     if [ -n "${RACE_WAKE_EXP:-}" ]; then
-        DSM_DEV_KEEPALIVE_US=500 devbench wake-keep500 idle
-        DSM_DEV_KEEPALIVE_US=100 devbench wake-keep100 idle
         SHMEM_DEV_PROXY_SPIN_US=200000 devbench wake-spin200ms idle
     fi
 fi

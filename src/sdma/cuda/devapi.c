@@ -164,26 +164,6 @@ static void check_hole(watch_t *w, uint64_t head, uint64_t now)
                     (unsigned long long)dv.slots);
 }
 
-/* While idle: every keepalive_ns a stream write on the proxy's queue,
- * EXPERIMENT (DSM_DEV_KEEPALIVE_US): whether a GPU whose engines saw
- * nothing for 100 ms answers the next request faster when kept busy. */
-static uint64_t keepalive_ns, keepalive_last;
-static uint64_t keepalive_word;
-
-static void keepalive(uint64_t now)
-{
-    if (!keepalive_ns || now - keepalive_last < keepalive_ns)
-        return;
-    keepalive_last = now;
-    dsm_cmd_t c;
-    memset(&c, 0, sizeof(c));
-    c.op = DSM_CMD_SIGNAL;
-    c.u.sig.word = dv.complete;
-    c.u.sig.value = __atomic_load_n(dv.consumed, __ATOMIC_ACQUIRE);
-    (void)keepalive_word;
-    (void)dsm_sdma_post(dv.q, &c, 1);
-}
-
 static void *proxy_main(void *arg)
 {
     dsm_sdma_t *s = arg;
@@ -307,7 +287,6 @@ static void *proxy_main(void *arg)
          * 20 ms without requests (a request then waits ~5 us on average
          * for the proxy) and to 50 us after that (an idle PE costs a
          * wake-up every 50 us: ~2 % of a core). */
-        keepalive(now);
         sleep_ns = sleep_ns ? DSM_MIN(sleep_ns * 2,
                                       now - last < DEV_SHORT_STEPS_NS
                                           ? DEV_SLEEP_SHORT_NS
@@ -394,10 +373,6 @@ dsm_status_t dsm_cuda_devfifo_open(const dsm_sdma_devfifo_config_t *c,
     dv.poll_op = c->poll_op;
     dv.fatal = c->fatal;
     dv.stop = 0;
-    {
-        const char *k = getenv("DSM_DEV_KEEPALIVE_US"); /* EXPERIMENT */
-        keepalive_ns = k ? (uint64_t)atol(k) * 1000 : 0;
-    }
     if (pthread_create(&dv.th, NULL, proxy_main, s)) {
         dsm_log_error("shmemx_dev_get: cannot start the proxy thread: %s",
                       strerror(errno));
