@@ -83,6 +83,15 @@ void dsm_log_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void dsm_out(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+}
+
 void dsm_log_warn(const char *fmt, ...)
 {
     va_list ap;

@@ -132,6 +132,13 @@ extern int dsm_log_debug;  /* SHMEM_DEBUG */
 void dsm_log_error(const char *fmt, ...) DSM_PRINTF(1, 2);
 void dsm_log_warn(const char *fmt, ...) DSM_PRINTF(1, 2);
 void dsm_log_debugf(const char *fmt, ...) DSM_PRINTF(1, 2);
+/* What the library reports on stdout (SHMEM_VERSION, SHMEM_INFO, the
+ * placement line): printf, then the stream flushed, so each call reaches
+ * the file in one write of whole lines (keep a call under PIPE_BUF). A
+ * launcher that forwards its PEs' output as it reads it (Open MPI's
+ * mpirun) then never puts one PE's line inside another's, as it did where
+ * stdio's buffer filled mid-line. */
+void dsm_out(const char *fmt, ...) DSM_PRINTF(1, 2);
 #define dsm_debug(...)                                                         \
     do {                                                                       \
         if (DSM_UNLIKELY(dsm_log_debug))                                       \

@@ -209,12 +209,11 @@ static void fmt_STR(char *b, size_t n, const char *v)
 void dsm_env_print(void)
 {
     char val[64];
-    printf("dmashmem environment variables (value, default, meaning):\n");
+    dsm_out("dmashmem environment variables (value, default, meaning):\n");
 #define DSM_ENV_PRINT(name, type, field, def, help)                            \
     fmt_##type(val, sizeof(val), dsm_env.field);                               \
-    printf("  %-26s %-12s (default %s%s)\n      %s\n", #name, val,             \
-           *def ? def : "\"\"", dsm_env.field##_set ? ", set" : "", help);
+    dsm_out("  %-26s %-12s (default %s%s)\n      %s\n", #name, val,            \
+            *def ? def : "\"\"", dsm_env.field##_set ? ", set" : "", help);
     DSM_ENV_LIST(DSM_ENV_PRINT)
 #undef DSM_ENV_PRINT
-    fflush(stdout);
 }

@@ -97,26 +97,25 @@ static int set_wait_mode(void)
 static void print_banner(void)
 {
     if (dsm_env.version)
-        printf("dmashmem %d.%d.%d (OpenSHMEM %d.%d), sdma backend %s%s%s\n",
-               DMASHMEM_VERSION_MAJOR, DMASHMEM_VERSION_MINOR,
-               DMASHMEM_VERSION_PATCH, SHMEM_MAJOR_VERSION,
-               SHMEM_MINOR_VERSION, dsm_sdma_backend_name(dsm_rt.sdma),
-               dsm_net_provider() ? ", network " : "",
-               dsm_net_provider() ? dsm_net_provider() : "");
+        dsm_out("dmashmem %d.%d.%d (OpenSHMEM %d.%d), sdma backend %s%s%s\n",
+                DMASHMEM_VERSION_MAJOR, DMASHMEM_VERSION_MINOR,
+                DMASHMEM_VERSION_PATCH, SHMEM_MAJOR_VERSION,
+                SHMEM_MINOR_VERSION, dsm_sdma_backend_name(dsm_rt.sdma),
+                dsm_net_provider() ? ", network " : "",
+                dsm_net_provider() ? dsm_net_provider() : "");
     if (dsm_env.info)
         dsm_env_print();
     if (dsm_env.info)
-        printf("bootstrap: %s, %d PE%s on %d node%s%s%s\n",
-               dsm_rt.boot_ops->name, dsm_rt.npes, dsm_rt.npes == 1 ? "" : "s",
-               dsm_rt.boot.num_nodes, dsm_rt.boot.num_nodes == 1 ? "" : "s",
-               dsm_rt.boot.how[0] ? "; " : "", dsm_rt.boot.how);
+        dsm_out("bootstrap: %s, %d PE%s on %d node%s%s%s\n",
+                dsm_rt.boot_ops->name, dsm_rt.npes, dsm_rt.npes == 1 ? "" : "s",
+                dsm_rt.boot.num_nodes, dsm_rt.boot.num_nodes == 1 ? "" : "s",
+                dsm_rt.boot.how[0] ? "; " : "", dsm_rt.boot.how);
     if (dsm_env.info && dsm_sdma_describe(dsm_rt.sdma))
-        printf("sdma: %s\n", dsm_sdma_describe(dsm_rt.sdma));
+        dsm_out("sdma: %s\n", dsm_sdma_describe(dsm_rt.sdma));
     if (dsm_env.info && dsm_net_describe())
-        printf("network: %s\n", dsm_net_describe());
+        dsm_out("network: %s\n", dsm_net_describe());
     if (dsm_env.info && dsm_rt_device_sharing_info())
-        printf("gpu: %s\n", dsm_rt_device_sharing_info());
-    fflush(stdout);
+        dsm_out("gpu: %s\n", dsm_rt_device_sharing_info());
 }
 
 /* The job's network secret the launcher handed over (net/auth.h), taken

@@ -44,15 +44,15 @@ void dsm_rt_topo_print(void)
     dsm_topo_cpus_str(cpus, sizeof(cpus));
     if (g)
         snprintf(gpu, sizeof(gpu), "%d", g->device());
-    /* One printf per line: the launcher forwards whole lines, so the PEs'
-     * lines do not mix. Engine and proxy threads inherit these CPUs. */
-    printf("placement: PE %d (local %d of %d): bind %s, CPUs %s, GPU %s, "
-           "NIC %s (from %s)%s%s\n",
-           dsm_rt.me, dsm_rt.boot.node_rank, dsm_rt.boot.node_size,
-           dsm_topo_bind_name(dsm_topo_bind()), cpus, gpu, nic ? nic : "-",
-           dsm_topo_source(), dsm_net_domain() ? ", network domain " : "",
-           dsm_net_domain() ? dsm_net_domain() : "");
-    fflush(stdout);
+    /* One write per line (dsm_out): the launchers forward whole lines, so
+     * the PEs' lines do not mix. Engine and proxy threads inherit these
+     * CPUs. */
+    dsm_out("placement: PE %d (local %d of %d): bind %s, CPUs %s, GPU %s, "
+            "NIC %s (from %s)%s%s\n",
+            dsm_rt.me, dsm_rt.boot.node_rank, dsm_rt.boot.node_size,
+            dsm_topo_bind_name(dsm_topo_bind()), cpus, gpu, nic ? nic : "-",
+            dsm_topo_source(), dsm_net_domain() ? ", network domain " : "",
+            dsm_net_domain() ? dsm_net_domain() : "");
 }
 
 void dsm_rt_topo_fini(void)
