@@ -94,12 +94,18 @@ __host__ __device__ static inline unsigned char pat(int pe, size_t i, int round)
     return (unsigned char)(pe * 37 + i * 13 + (i >> 9) + round * 101 + 1);
 }
 
+/* cudaMemcpy from pageable host memory to the device returns once the
+ * bytes are staged, before they land: without the synchronize a peer
+ * that reads them after the next shmem_barrier_all may see the old ones
+ * (H100, 2 PEs under MPS, 2026-12-05 22:26: rma getmem 1 MiB from the
+ * peer's device heap, the last 96768 bytes stale). */
 static void fill(void *p, size_t n, int pe, int round)
 {
     unsigned char *h = (unsigned char *)malloc(n);
     for (size_t i = 0; i < n; i++)
         h[i] = pat(pe, i, round);
     CK(cudaMemcpy(p, h, n, cudaMemcpyDefault));
+    CK(cudaDeviceSynchronize());
     free(h);
 }
 
@@ -107,6 +113,7 @@ static void zero(void *p, size_t n)
 {
     void *z = calloc(1, n);
     CK(cudaMemcpy(p, z, n, cudaMemcpyDefault));
+    CK(cudaDeviceSynchronize());
     free(z);
 }
 
