@@ -70,7 +70,10 @@
  *                      and waited for by one kernel thread on every PE
  *                      (its kernel handle); kernel_engine_put_floor: one
  *                      thread's put + quiet on the engines, the engine
- *                      path's floor; fcollect_kernel_parts_issued/_done/
+ *                      path's floor (_all: every PE at once;
+ *                      kernel_engine_put_every_floor_all: every PE's
+ *                      block to every PE + quiet, the collectives' engine
+ *                      work); fcollect_kernel_parts_issued/_done/
  *                      _arrived: one thread's fcollect of 64 KiB on the
  *                      engines clocked at its three steps; 1 KiB and 64 KiB;
  *                      barrier_kernel: shmemx_dev_barrier_all from one

@@ -42,7 +42,7 @@ function floor_of(np, row, bytes) {
     return ""
 }
 END {
-    printf "%-4s %-30s %8s %12s %12s  %s\n", "PEs", "row", "bytes", "NVSHMEM", "dmashmem", "dmashmem vs NVSHMEM"
+    printf "%-4s %-34s %8s %12s %12s  %s\n", "PEs", "row", "bytes", "NVSHMEM", "dmashmem", "dmashmem vs NVSHMEM"
     for (i = 1; i <= nk; i++) {
         k = keys[i]; split(k, p, SUBSEP); u = unit[k]
         hn = ((k, "nvshmem") in v); hd = ((k, "dmashmem") in v)
@@ -61,7 +61,7 @@ END {
             split(f, q, SUBSEP)
             c = c sprintf("; floor %s %.3f us: x%.2f", q[2], v[f, "dmashmem"], d / v[f, "dmashmem"])
         }
-        printf "%-4s %-30s %8s %12s %12s  %s\n", p[1], p[2], human(p[3] + 0),
+        printf "%-4s %-34s %8s %12s %12s  %s\n", p[1], p[2], human(p[3] + 0),
             hn ? v[k, "nvshmem"] " " u : "-", hd ? v[k, "dmashmem"] " " u : "-", c
     }
 }
