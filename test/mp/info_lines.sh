@@ -17,6 +17,8 @@ if ! strace -qq -e trace=none true 2>/dev/null; then
     exit 77
 fi
 ST=$TEST_TMP/strace
+# LeakSanitizer cannot run under ptrace (the ASan build of the tests).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 SHMEM_BOOTSTRAP=single SHMEM_VERSION=1 SHMEM_INFO=1 \
     timeout 60 strace -f -qq -e trace=write -e signal=none -s 1000000 -xx \
     -o "$ST" "$EXIT_PROG" ok "$MARK" | cat >"$TEST_TMP/out"
