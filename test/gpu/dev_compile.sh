@@ -14,6 +14,7 @@ lib=$top_builddir/src/.libs
 [ -f "$lib/libdmashmem.so" ] || { echo "SKIP: $lib/libdmashmem.so not built"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsm-devc.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp # the compilers' temporaries too
 # -Werror on the host side too: the header must compile cleanly.
 if ! "$NVCC" -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra,-Werror \
         -I"$top_srcdir/include" -o "$tmp/dev_api" \

@@ -17,6 +17,12 @@ lib=$top_builddir/src/.libs
 [ -f "$lib/libdmashmem.so" ] || { echo "SKIP: $lib/libdmashmem.so not built"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsm-hipc.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# hipcc (Debian's ROCm 5.2.3) leaves empty folders named after the output
+# (dev_api-XXXXXX, four per compile) in its TMPDIR: here that is ours,
+# removed with it, and the test fails if one still shows up outside.
+orig_tmp=${TMPDIR:-/tmp}
+left_before=$(ls -d "$orig_tmp"/dev_api-* 2>/dev/null | sort)
+export TMPDIR=$tmp
 archs=${HIP_ARCHS:-gfx90a gfx940}
 flags=()
 for a in $archs; do flags+=("--offload-arch=$a"); done
@@ -26,6 +32,12 @@ if ! "$HIPCC" "${flags[@]}" -fno-gpu-rdc -O2 -Wall -Wextra -Werror \
         "$top_srcdir/test/hsa/dev_api.hip" -L"$lib" -ldmashmem >"$tmp/log" 2>&1; then
     cat "$tmp/log"
     echo "FAIL: dev_api.hip does not compile and link for $archs without -fgpu-rdc"
+    exit 1
+fi
+left=$(comm -13 <(printf '%s\n' "$left_before") \
+    <(ls -d "$orig_tmp"/dev_api-* 2>/dev/null | sort) | grep .)
+if [ -n "$left" ]; then
+    echo "FAIL: hipcc left in $orig_tmp: $(printf '%s ' $left)"
     exit 1
 fi
 # One code object per target inside the program, and no device symbol
