@@ -17,9 +17,10 @@ lib=$top_builddir/src/.libs
 [ -f "$lib/libdmashmem.so" ] || { echo "SKIP: $lib/libdmashmem.so not built"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsm-hipc.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-# hipcc (Debian's ROCm 5.2.3) leaves empty folders named after the output
-# (dev_api-XXXXXX, four per compile) in its TMPDIR: here that is ours,
-# removed with it, and the test fails if one still shows up outside.
+# hipcc (Debian's ROCm 5.2.3) leaves four empty folders per compile in
+# its TMPDIR, named after the output with six random characters
+# (dev_api-3b0b01): here that TMPDIR is ours, removed with it, and the
+# test fails if one still shows up outside.
 orig_tmp=${TMPDIR:-/tmp}
 left_before=$(ls -d "$orig_tmp"/dev_api-* 2>/dev/null | sort)
 export TMPDIR=$tmp
