@@ -60,13 +60,13 @@ mpirun_cl() {
 HOSTS1=n1,n2,n3
 HOSTS2=n1:2,n2:2,n3:2
 
-# expect_hosts N: the "host PE i nJ" lines say PE i runs on n(i%3+1).
+# expect_hosts N: PE 0's "hosts:" line says PE i runs on n(i%3+1).
 expect_hosts() {
-    local i
+    local i want=hosts:
     for i in $(seq 0 $(($1 - 1))); do
-        printf '%s\n' "$OUT" | grep -qx "host PE $i n$((i % 3 + 1))" ||
-            fail "PE $i is not on n$((i % 3 + 1)) (--map-by node)"
+        want="$want n$((i % 3 + 1))"
     done
+    expect_count 1 "^$want\$" "$OUT" "the placement of $1 PEs (--map-by node)"
 }
 
 # ---------------------------------------------------------------- 1: data

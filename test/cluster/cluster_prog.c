@@ -1,7 +1,9 @@
 /*
  * The program test/cluster/cluster.sh runs on the simulated cluster:
- *   cluster_prog check      every PE prints "host PE <me> <hostname>"; puts
- *                           its rank to every PE, gets 256 KiB from every
+ *   cluster_prog check      every PE puts its host name and its rank to
+ *                           every PE; PE 0 prints "hosts: <PE 0's host>
+ *                           <PE 1's> ..." (one line: only PE 0 writes to
+ *                           stdout, see below); gets 256 KiB from every
  *                           PE, fetch-adds a counter on PE 0, fcollects the
  *                           ranks, checks shmem_ptr (non-NULL exactly for
  *                           PEs on its own host, or itself alone under
@@ -33,8 +35,6 @@ static void check(int me, int npes)
 {
     char host[HOST_MAX] = "";
     gethostname(host, sizeof(host) - 1);
-    printf("host PE %d %s\n", me, host);
-    fflush(stdout);
     CHECK(npes <= 1024, "at most 1024 PEs");
 
     /* Host names of all PEs: a put of ours to every PE. */
@@ -45,6 +45,18 @@ static void check(int me, int npes)
     shmem_barrier_all();
     for (int pe = 0; pe < npes; pe++)
         CHECK(slots[pe] == 1000 + pe, "slot of PE %d is %ld", pe, slots[pe]);
+    /* The placement, from PE 0 alone: mpirun reads its local PEs' stdout
+     * from a pty, which hands it a single write(2) in pieces when PE 0's
+     * SHMEM_INFO report fills it, and forwards each piece as it comes; a
+     * "host PE 3 n1" line of another PE landed inside PE 0's report (CI,
+     * 2026-12-06). One writer, no interleaving. */
+    if (me == 0) {
+        printf("hosts:");
+        for (int pe = 0; pe < npes; pe++)
+            printf(" %.*s", HOST_MAX - 1, hosts[pe]);
+        printf("\n");
+        fflush(stdout);
+    }
 
     /* 256 KiB from every PE (a pattern of its rank). */
     unsigned char *big = shmem_malloc(BIG), *mine = malloc(BIG);

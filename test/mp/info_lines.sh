@@ -1,15 +1,17 @@
 #!/bin/bash
 # What the library prints at init (SHMEM_VERSION, SHMEM_INFO: the version,
 # every environment variable, bootstrap, sdma, network, placement) reaches
-# stdout one line per write(2), never a line cut in two: a launcher that
-# forwards its PEs' output as it reads it (Open MPI's mpirun) otherwise
-# puts another PE's line inside it (test/cluster/cluster.sh, 2026-12-05:
-# "host PE 3 n1" in the middle of PE 0's SHMEM_INFO line, where stdio's
-# 4 KiB buffer was written out). Each write(1, ...) of a singleton PE with
-# stdout on a pipe, as strace shows them, must end with a newline, and
-# hold at most a few lines (a short line per write keeps it atomic on a
-# pipe: PIPE_BUF is 4096). Needs strace (77 without, or where ptrace is
-# not allowed).
+# stdout one line per write(2), never a line cut in two by stdio's 4 KiB
+# buffer: a launcher that forwards its PEs' output as it reads it puts
+# another PE's line inside a line cut so (test/cluster/cluster.sh,
+# 2026-12-05: "host PE 3 n1" inside PE 0's SHMEM_INFO line). This keeps
+# lines whole where the PEs' stdout is a pipe; Open MPI's mpirun reads its
+# local PEs' stdout from a pty, which can hand it one write in pieces, so
+# the cluster test has one PE write to stdout (2026-12-06). Each
+# write(1, ...) of a singleton PE with stdout on a pipe, as strace shows
+# them, must end with a newline, and hold at most a few lines (a short
+# line per write keeps it atomic on a pipe: PIPE_BUF is 4096). Needs
+# strace (77 without, or where ptrace is not allowed).
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 command -v strace >/dev/null || { echo "SKIP: no strace"; exit 77; }
 if ! strace -qq -e trace=none true 2>/dev/null; then
