@@ -259,10 +259,37 @@ static int same_call(const uint64_t *a, const uint64_t *b)
 /* Every second of a wait: a member whose record of this call (or, when
  * it is one call behind, of this PE's previous call) differs from this
  * PE's is in another call and will never signal this one. */
+/* What a collective's wait waits for (stall.h): its team's other PEs. */
+static void describe_team(const void *arg, char *b, size_t n)
+{
+    const dsm_team_t *t = arg;
+    size_t at;
+    if (t == &dsm_team_world) {
+        snprintf(b, n, "the other PEs of SHMEM_TEAM_WORLD (%d PEs)", t->size);
+        return;
+    }
+    at = (size_t)snprintf(b, n, "the other PEs of %s (%d PEs:",
+                          t == &dsm_team_shared ? "SHMEM_TEAM_SHARED"
+                                                : "its team",
+                          t->size);
+    for (int m = 0; m < t->size && at < n; m++) {
+        if (m == 8) {
+            at += (size_t)snprintf(b + at, n - at, " ...");
+            break;
+        }
+        at += (size_t)snprintf(b + at, n - at, "%s %d", m ? "," : "",
+                               dsm_team_pe(t, m));
+    }
+    if (at < n)
+        snprintf(b + at, n - at, ")");
+}
+
 void dsm_coll_stall_check(dsm_team_t *t, dsm_coll_stall_t *s)
 {
     uint64_t now = dsm_now_ns();
 
+    dsm_stall_slow(&s->st, t->call ? t->call->routine : "a collective",
+                   describe_team, t);
     if (!dsm_rt.check || t->size == 1)
         return;
     if (!s->next_ns) {
@@ -326,9 +353,11 @@ static int reached(void *p)
 
 void dsm_coll_wait_ge(dsm_team_t *t, const uint64_t *word, uint64_t value)
 {
-    struct wait_ge w = {t, word, value, {0, 0}};
-    if (!reached(&w))
+    struct wait_ge w = {t, word, value, {.n = 0}};
+    if (!reached(&w)) {
         dsm_rt_wait(reached, &w);
+        dsm_coll_stall_end(&w.stall);
+    }
 }
 
 void dsm_coll_note(dsm_team_t *t, const dsm_call_t *c)

@@ -231,7 +231,7 @@ static void stall_report(const struct wait_arg *a)
 void dsm_chain_wait_all(struct wait_arg *a)
 {
     dsm_backoff_t b = {0};
-    dsm_coll_stall_t stall = {0, 0};
+    dsm_coll_stall_t stall = {.n = 0};
     uint64_t t0 = 0;
     while (!all_done(a)) {
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, all_done, a);
@@ -248,6 +248,7 @@ void dsm_chain_wait_all(struct wait_arg *a)
             }
         }
     }
+    dsm_coll_stall_end(&stall);
 }
 
 /* ------------------------------------------------------------ gated */

@@ -93,7 +93,7 @@ static void run_direct(dsm_plan_t *p)
 {
     dsm_team_t *t = p->t;
     dsm_backoff_t bo = {0};
-    dsm_coll_stall_t stall = {0, 0};
+    dsm_coll_stall_t stall = {.n = 0};
     int i, left = 0;
 
     if (p->local.len)
@@ -134,6 +134,7 @@ static void run_direct(dsm_plan_t *p)
             bo.n = 0;
         }
     }
+    dsm_coll_stall_end(&stall);
     struct wait_arg a = {.p = p, .call = 1};
     dsm_chain_wait_all(&a);
 }
@@ -220,7 +221,7 @@ void dsm_chain_run(dsm_plan_t *p)
     dsm_team_t *t = p->t;
     cmdbuf_t *b;
     dsm_backoff_t bo = {0};
-    dsm_coll_stall_t stall = {0, 0};
+    dsm_coll_stall_t stall = {.n = 0};
     unsigned char *pend;
     int i, qi, nq, n, left = 0, first = 1, head = 1, merge;
     const int stats = dsm_env.sdma_stats;
@@ -304,6 +305,7 @@ void dsm_chain_run(dsm_plan_t *p)
             bo.n = 0;
         }
     }
+    dsm_coll_stall_end(&stall);
     struct wait_arg a = {.p = p, .q = q, .seq = seq, .nq = nq, .call = 1};
     dsm_chain_wait_all(&a);
     if (stats) {

@@ -27,6 +27,7 @@
 
 #include "rt.h"
 #include "path.h"
+#include "stall.h"
 
 /* Words of one team slot, per member: signals received from each member,
  * in two independent channels (CPU-side protocol and engine chains), so
@@ -241,8 +242,14 @@ void dsm_coll_mismatch(dsm_team_t *t, int m, uint32_t theirs) DSM_NORETURN;
 typedef struct dsm_coll_stall {
     unsigned n;
     uint64_t next_ns;
+    dsm_stall_t st; /* what the PE waits for, once it lasts (stall.h) */
 } dsm_coll_stall_t;
 void dsm_coll_stall_check(dsm_team_t *t, dsm_coll_stall_t *s);
+/* At the end of every wait that ticked: withdraws its description. */
+static inline void dsm_coll_stall_end(dsm_coll_stall_t *s)
+{
+    dsm_stall_done(&s->st);
+}
 /* Call from every turn of a collective's wait loop: cheap until the wait
  * has lasted a second. */
 static inline void dsm_coll_stall_tick(dsm_team_t *t, dsm_coll_stall_t *s)

@@ -156,9 +156,11 @@ void dsm_eager_send(dsm_team_t *t, int m, const void *src, size_t len)
     /* Lines [pos, pos + nl) are free once the receiver consumed up to
      * pos + nl - L. */
     if (DSM_UNLIKELY(pos + nl > *cred + L)) {
-        struct room r = {t, cons(pe, t->slot, me), pos + nl - L, {0, 0}};
-        if (!room_ok(&r))
+        struct room r = {t, cons(pe, t->slot, me), pos + nl - L, {.n = 0}};
+        if (!room_ok(&r)) {
             dsm_rt_wait(room_ok, &r);
+            dsm_coll_stall_end(&r.stall);
+        }
         *cred = __atomic_load_n(r.word, __ATOMIC_ACQUIRE);
     }
     const uint64_t v = ++*eg(t, DSM_EG_SENT, i) << DSM_DIG_BITS | t->dig;
@@ -234,8 +236,10 @@ void dsm_eager_recv(dsm_team_t *t, int m, void *dst, size_t len)
         .v = (*recv + 1) << DSM_DIG_BITS | t->dig,
         .m = m,
     };
-    if (!msg_in(&w))
+    if (!msg_in(&w)) {
         dsm_rt_wait(msg_in, &w);
+        dsm_coll_stall_end(&w.stall);
+    }
     char *d = dst;
     if (nl == 1) {
         memcpy(d, w.first->d, len);

@@ -126,7 +126,8 @@ static void check_timers(job_t *job)
 {
     uint64_t now = dsm_now_ns();
     if (job->timeout_at && !job->ending && now >= job->timeout_at) {
-        fprintf(stderr, PROG ": job timed out after %g s, ending it\n",
+        fprintf(stderr, PROG ": job timed out after %g s, ending it (a PE "
+                "waiting in the library says what for)\n",
                 job->opt.timeout_s);
         dsm_launcher_end_job(job, EXIT_TIMEOUT, SIGTERM, FAIL_KILL_NS, -1);
     }

@@ -282,6 +282,7 @@ static int do_init(int requested)
         print_banner();
     if (dsm_env.info)
         dsm_rt_topo_print(); /* every PE: its cores, GPU and NIC */
+    dsm_stall_install(); /* SIGTERM, SIGINT: what this PE waits for */
     return 0;
 
 fail:
@@ -381,6 +382,7 @@ void pshmem_finalize(void)
     dsm_rt.boot_ops->fini();
     dsm_rt.boot_ops = NULL;
     dsm_rt_topo_fini();
+    dsm_stall_uninstall();
     dsm_rt.finalized = 1;
     /* Every routine that names a PE now fails its PE check (which then
      * says "after shmem_finalize") instead of reaching the unmapped

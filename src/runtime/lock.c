@@ -27,7 +27,9 @@
 #include "amo.h"
 #include "path.h"
 #include "wait.h"
+#include "stall.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -156,6 +158,14 @@ void pshmem_set_lock(long *lock)
         held_add(lock);
 }
 
+/* What a wait that lasts waits for (stall.h). */
+static void describe_lock(const void *p, char *b, size_t n)
+{
+    const struct lock_wait *l = p;
+    snprintf(b, n, "the lock at %p (another PE or thread holds it, or "
+             "waits for it before this one)", (void *)l->lock);
+}
+
 static void set_lock(long *lock)
 {
     struct lock_wait l = {
@@ -163,13 +173,17 @@ static void set_lock(long *lock)
                              "shmem_set_lock"))};
     if (lock_remote()) {
         uint32_t serving;
+        dsm_stall_t st = {0, 0, 0};
         while ((serving = SERVING(lock_op(lock, DSM_AMO_FETCH, 0, 0,
-                                          "shmem_set_lock"))) != l.ticket)
+                                          "shmem_set_lock"))) != l.ticket) {
             lock_pause(l.ticket - serving);
+            dsm_stall_tick(&st, "shmem_set_lock", describe_lock, &l);
+        }
+        dsm_stall_done(&st);
         return;
     }
     if (!my_turn(&l))
-        dsm_rt_wait(my_turn, &l);
+        dsm_rt_wait_in("shmem_set_lock", describe_lock, &l, my_turn, &l);
 }
 
 /* This thread's last failed shmem_test_lock over the network: the lock,

@@ -6,6 +6,9 @@
 #include "path.h"
 #include "wait.h"
 
+#include <stdio.h>
+#include <string.h>
+
 typedef int (*elem_fn)(const void *ivars, size_t i, int cmp, const void *vals,
                        int vector);
 
@@ -19,6 +22,8 @@ typedef struct p2p_set {
     elem_fn f;
     size_t *indices;
     size_t result;
+    int esize; /* bytes of an element */
+    int sgn;   /* 1: a signed type */
 } p2p_set_t;
 
 static int excluded(const p2p_set_t *s, size_t i)
@@ -69,27 +74,86 @@ static int set_some(void *p)
     return k > 0;
 }
 
-static void wait_all(p2p_set_t *s)
+/* What a wait that lasts waits for (stall.h): "the word at 0x...
+ * SHMEM_CMP_EQ 5 (it holds 0)", "4 words from 0x...: SHMEM_CMP_EQ 5 (the
+ * first holds 0)", "... each its own value" for the _vector forms. */
+static const char *const cmp_names[] = {
+    "SHMEM_CMP_EQ", "SHMEM_CMP_NE", "SHMEM_CMP_GT",
+    "SHMEM_CMP_LE", "SHMEM_CMP_LT", "SHMEM_CMP_GE"};
+
+static int put_val(char *b, size_t n, const p2p_set_t *s, const void *v)
 {
-    if (!set_all(s))
-        dsm_rt_wait(set_all, s);
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    switch (s->esize) {
+    case 1:
+        memcpy(&i8, v, 1);
+        return s->sgn ? snprintf(b, n, "%d", i8)
+                      : snprintf(b, n, "%u", (unsigned)(uint8_t)i8);
+    case 2:
+        memcpy(&i16, v, 2);
+        return s->sgn ? snprintf(b, n, "%d", i16)
+                      : snprintf(b, n, "%u", (unsigned)(uint16_t)i16);
+    case 4:
+        memcpy(&i32, v, 4);
+        return s->sgn ? snprintf(b, n, "%d", i32)
+                      : snprintf(b, n, "%u", (uint32_t)i32);
+    default:
+        memcpy(&i64, v, 8);
+        return s->sgn ? snprintf(b, n, "%lld", (long long)i64)
+                      : snprintf(b, n, "%llu", (unsigned long long)i64);
+    }
 }
 
-static size_t wait_any(p2p_set_t *s)
+static void describe_set(const void *arg, char *b, size_t n)
+{
+    const p2p_set_t *s = arg;
+    size_t at;
+    if (s->n == 1)
+        at = (size_t)snprintf(b, n, "the word at %p %s ", s->ivars,
+                              cmp_names[s->cmp]);
+    else
+        at = (size_t)snprintf(b, n, "%zu words from %p: %s ", s->n, s->ivars,
+                              cmp_names[s->cmp]);
+    if (at >= n)
+        return;
+    if (s->vector)
+        at += (size_t)snprintf(b + at, n - at, "each its own value");
+    else
+        at += (size_t)put_val(b + at, n - at, s, s->vals);
+    if (at >= n)
+        return;
+    at += (size_t)snprintf(b + at, n - at, " (%s ",
+                           s->n == 1 ? "it holds" : "the first holds");
+    if (at < n)
+        at += (size_t)put_val(b + at, n - at, s, s->ivars);
+    if (at < n)
+        snprintf(b + at, n - at, ")");
+}
+
+static void wait_all(p2p_set_t *s, const char *routine)
+{
+    if (!set_all(s))
+        dsm_rt_wait_in(routine, describe_set, s, set_all, s);
+}
+
+static size_t wait_any(p2p_set_t *s, const char *routine)
 {
     if (!s->n || all_excluded(s))
         return SIZE_MAX;
     if (!set_any(s))
-        dsm_rt_wait(set_any, s);
+        dsm_rt_wait_in(routine, describe_set, s, set_any, s);
     return s->result;
 }
 
-static size_t wait_some(p2p_set_t *s)
+static size_t wait_some(p2p_set_t *s, const char *routine)
 {
     if (!s->n || all_excluded(s))
         return 0;
     if (!set_some(s))
-        dsm_rt_wait(set_some, s);
+        dsm_rt_wait_in(routine, describe_set, s, set_some, s);
     return s->result;
 }
 
@@ -103,7 +167,8 @@ static size_t wait_some(p2p_set_t *s)
 #define SET(f_, iv, n_, st, c, v, vec, idx)                                    \
     {                                                                          \
         .ivars = (iv), .n = (n_), .status = (st), .cmp = (c), .vals = (v),     \
-        .vector = (vec), .f = (f_), .indices = (idx), .result = 0              \
+        .vector = (vec), .f = (f_), .indices = (idx), .result = 0,             \
+        .esize = (int)sizeof(*(iv)), .sgn = !((__typeof__(*(iv)))0 < (__typeof__(*(iv)))-1) \
     }
 
 #define P2P_TYPED(T, N)                                                        \
@@ -125,7 +190,8 @@ static size_t wait_some(p2p_set_t *s)
         dsm_check_wait_words("shmem_" #N "_wait_until", ivar, 1, sizeof(T));   \
         p2p_set_t s = SET(N##_elem, ivar, 1, NULL, cmp, &cmp_value, 0, NULL);  \
         if (!N##_one(&s))                                                      \
-            dsm_rt_wait(N##_one, &s);                                          \
+            dsm_rt_wait_in("shmem_" #N "_wait_until", describe_set, &s,        \
+                           N##_one, &s);                                       \
     }                                                                          \
     int pshmem_##N##_test(T *ivar, int cmp, T cmp_value)                       \
     {                                                                          \
@@ -143,7 +209,7 @@ static size_t wait_some(p2p_set_t *s)
                              sizeof(T));                                       \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
-        wait_all(&s);                                                          \
+        wait_all(&s, "shmem_" #N "_wait_until_all");                           \
     }                                                                          \
     size_t pshmem_##N##_wait_until_any(                                        \
         T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)      \
@@ -153,7 +219,7 @@ static size_t wait_some(p2p_set_t *s)
                              sizeof(T));                                       \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, NULL);    \
-        return wait_any(&s);                                                   \
+        return wait_any(&s, "shmem_" #N "_wait_until_any");                    \
     }                                                                          \
     size_t pshmem_##N##_wait_until_some(T *ivars, size_t nelems,               \
                                         size_t *indices, const int *status,    \
@@ -164,7 +230,7 @@ static size_t wait_some(p2p_set_t *s)
                              sizeof(T));                                       \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, &cmp_value, 0, indices); \
-        return wait_some(&s);                                                  \
+        return wait_some(&s, "shmem_" #N "_wait_until_some");                  \
     }                                                                          \
     void pshmem_##N##_wait_until_all_vector(T *ivars, size_t nelems,           \
                                             const int *status, int cmp,        \
@@ -175,7 +241,7 @@ static size_t wait_some(p2p_set_t *s)
                              nelems, sizeof(T));                               \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
-        wait_all(&s);                                                          \
+        wait_all(&s, "shmem_" #N "_wait_until_all_vector");                    \
     }                                                                          \
     size_t pshmem_##N##_wait_until_any_vector(T *ivars, size_t nelems,         \
                                               const int *status, int cmp,      \
@@ -186,7 +252,7 @@ static size_t wait_some(p2p_set_t *s)
                              nelems, sizeof(T));                               \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, NULL);    \
-        return wait_any(&s);                                                   \
+        return wait_any(&s, "shmem_" #N "_wait_until_any_vector");             \
     }                                                                          \
     size_t pshmem_##N##_wait_until_some_vector(                                \
         T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,  \
@@ -197,7 +263,7 @@ static size_t wait_some(p2p_set_t *s)
                              nelems, sizeof(T));                               \
         p2p_set_t s =                                                          \
             SET(N##_elem, ivars, nelems, status, cmp, cmp_values, 1, indices); \
-        return wait_some(&s);                                                  \
+        return wait_some(&s, "shmem_" #N "_wait_until_some_vector");           \
     }                                                                          \
     int pshmem_##N##_test_all(T *ivars, size_t nelems, const int *status,      \
                               int cmp, T cmp_value)                            \

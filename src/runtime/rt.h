@@ -275,6 +275,11 @@ void dsm_rt_sync_all(void);
 void dsm_rt_sync_call(const dsm_call_t *c);
 /* Wait until cond(arg); wakes on writes into this PE's memory. */
 void dsm_rt_wait(int (*cond)(void *), void *arg);
+/* The same for a wait of routine: once it has lasted a second,
+ * describe(darg) says what for if the PE is ended meanwhile (stall.h). */
+void dsm_rt_wait_in(const char *routine,
+                    void (*describe)(const void *, char *, size_t),
+                    const void *darg, int (*cond)(void *), void *arg);
 /* Wait until *word >= value (monotonic signal and flag words). */
 void dsm_rt_wait_ge(const uint64_t *word, uint64_t value);
 

@@ -17,6 +17,8 @@
 #include "amo.h"
 #include "wait.h"
 
+#include <stdio.h>
+
 static void bad_sig_op(const char *routine, int sig_op) DSM_NORETURN;
 static void bad_sig_op(const char *routine, int sig_op)
 {
@@ -243,6 +245,18 @@ static int sig_reached(void *p)
     return DSM_COMPARE(s->seen, s->cmp, s->value);
 }
 
+/* What a wait that lasts waits for (stall.h). */
+static void describe_sig(const void *p, char *b, size_t n)
+{
+    static const char *const names[] = {"SHMEM_CMP_EQ", "SHMEM_CMP_NE",
+                                        "SHMEM_CMP_GT", "SHMEM_CMP_LE",
+                                        "SHMEM_CMP_LT", "SHMEM_CMP_GE"};
+    const struct sig_wait *s = p;
+    snprintf(b, n, "the signal word at %p %s %llu (it holds %llu)",
+             (const void *)s->w, names[s->cmp], (unsigned long long)s->value,
+             (unsigned long long)__atomic_load_n(s->w, __ATOMIC_ACQUIRE));
+}
+
 uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp,
                                   uint64_t cmp_value)
 {
@@ -253,7 +267,8 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp,
                          sizeof(*sig_addr));
     struct sig_wait s = {sig_addr, cmp, cmp_value, 0};
     if (!sig_reached(&s))
-        dsm_rt_wait(sig_reached, &s);
+        dsm_rt_wait_in("shmem_signal_wait_until", describe_sig, &s,
+                       sig_reached, &s);
     return s.seen;
 }
 DSM_WEAK(signal_wait_until)

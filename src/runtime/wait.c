@@ -9,6 +9,7 @@
 #include "path.h"
 
 #include "common/backoff.h"
+#include "stall.h"
 
 #include <sched.h>
 
@@ -64,13 +65,25 @@ void dsm_rt_progress(void)
     test_backoff();
 }
 
-void dsm_rt_wait(int (*cond)(void *), void *arg)
+void dsm_rt_wait_in(const char *routine,
+                    void (*describe)(const void *, char *, size_t),
+                    const void *darg, int (*cond)(void *), void *arg)
 {
     struct wait_arg w = {cond, arg, 0};
     dsm_backoff_t b = {0};
+    dsm_stall_t st = {0, 0, 0};
 
-    while (!wait_cond(&w))
+    while (!wait_cond(&w)) {
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, wait_cond, &w);
+        if (routine)
+            dsm_stall_tick(&st, routine, describe, darg);
+    }
+    dsm_stall_done(&st);
+}
+
+void dsm_rt_wait(int (*cond)(void *), void *arg)
+{
+    dsm_rt_wait_in(NULL, NULL, NULL, cond, arg);
 }
 
 struct ge_arg {
