@@ -31,6 +31,15 @@ static void report_exhausted_in(const char *routine, size_t size,
         (!dsm_env.malloc_warn || __atomic_exchange_n(&warned, 1,
                                                      __ATOMIC_RELAXED)))
         return;
+    if (size > SIZE_MAX / 2) {
+        /* No heap could hold it: a negative count converted to size_t
+         * (it suggested "at least 17592186044416M"). */
+        dsm_log_error("%s: cannot allocate %zu bytes (%lld as a signed "
+                      "number: a negative size converted to size_t?)%s",
+                      routine, size, (long long)size,
+                      dsm_env.debug ? "" : " (SHMEM_MALLOC_WARN=0: no message)");
+        return;
+    }
     /* Suggest a size that fits what is in use plus the request, in MiB. */
     size_t need = h->used + size, mib = (need >> 20) + 1;
     dsm_log_error("%s: cannot allocate %zu bytes: the symmetric heap has "

@@ -26,6 +26,14 @@ for n in 1 2 4; do
     expect_clean "heap exhaustion ($n PEs)"
 done
 
+# A negative size converted to size_t: said so, no size to raise to (it
+# said "raise SHMEM_SYMMETRIC_SIZE (at least 17592186044416M)").
+run env HEAP_EXHAUST_NEGATIVE=1 "$LAUNCHER" -n 2 --timeout 60 "$PROG" "$MARK"
+expect_rc 0 "shmem_malloc(-5)"
+expect_count 2 "^dmashmem: PE [01]: shmem_malloc: cannot allocate 18446744073709551611 bytes (-5 as a signed number: a negative size converted to size_t?) (SHMEM_MALLOC_WARN=0: no message)\$" \
+    "$ERR" "shmem_malloc(-5)"
+printf '%s\n' "$ERR" | grep -q raise && fail "shmem_malloc(-5): the line says to raise the heap"
+
 run env SHMEM_SYMMETRIC_SIZE=1M SHMEM_MALLOC_WARN=0 "$LAUNCHER" -n 2 --timeout 60 "$PROG" "$MARK"
 expect_rc 0 "heap exhaustion with SHMEM_MALLOC_WARN=0"
 [ -z "$ERR" ] || fail "SHMEM_MALLOC_WARN=0 printed: $ERR"

@@ -3,7 +3,8 @@
  * caller set it), shmem_malloc(2M) returns NULL on every PE and the job goes
  * on: smaller allocations still work, and the program ends with status 0.
  * Every PE fails the same way, so each prints its own first-failure line.
- * heap_debug.sh runs it with SHMEM_DEBUG=1 and checks the message.
+ * heap_debug.sh runs it with SHMEM_DEBUG=1 and checks the message;
+ * HEAP_EXHAUST_NEGATIVE=1: shmem_malloc((size_t)-5) first.
  */
 #include "mp.h"
 
@@ -13,6 +14,12 @@ int main(void)
         setenv("SHMEM_SYMMETRIC_SIZE", "1M", 0);
     mp_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
+
+    /* heap_debug.sh: a negative size converted to size_t first. */
+    if (getenv("HEAP_EXHAUST_NEGATIVE")) {
+        int neg = -5;
+        CHECK(shmem_malloc((size_t)neg) == NULL, "shmem_malloc(-5) not NULL");
+    }
     int right = (me + 1) % npes, left = (me + npes - 1) % npes;
 
     void *p = shmem_malloc(2 << 20);
