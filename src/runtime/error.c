@@ -79,6 +79,13 @@ void dsm_rt_bad_addr(const char *routine, const void *addr, size_t len,
                  addr, pe);
 }
 
+void dsm_rt_null_buffer(const char *routine, const char *what, size_t len,
+                        int pe)
+{
+    dsm_rt_fatal(routine, "%s is NULL (%zu bytes, target PE %d)", what, len,
+                 pe);
+}
+
 void dsm_rt_not_initialized(const char *routine)
 {
     dsm_log_error("%s: called %s", routine,

@@ -23,13 +23,15 @@ static inline dsm_ctx_t *dsm_rma_ctx(shmem_ctx_t ctx, const char *routine)
  * inline). The context check is always inlined into the routine (it folds
  * away for the routines without a context, which pass DSM_CTX_DEFAULT);
  * the rest is one body per operation. */
-#define DSM_RMA_ENTRY(NAME, BODY, DIR, NBI)                                    \
+#define DSM_RMA_ENTRY(NAME, BODY, DIR, NBI, LOCAL, LOCAL_NAME)                 \
     static inline void BODY(dsm_ctx_t *c, void *dest, const void *src,        \
                             size_t len, int pe, const char *routine)          \
     {                                                                          \
         DSM_CHECK_PE(routine, pe);                                             \
         if (DSM_UNLIKELY(!len))                                                \
             return;                                                            \
+        if (DSM_UNLIKELY(!(LOCAL)))                                            \
+            dsm_rt_null_buffer(routine, LOCAL_NAME, len, pe);                  \
         dsm_path_##DIR(c, dest, src, len, pe, NBI, routine);                   \
     }                                                                          \
     static inline __attribute__((always_inline)) void NAME(                    \
@@ -38,10 +40,12 @@ static inline dsm_ctx_t *dsm_rma_ctx(shmem_ctx_t ctx, const char *routine)
     {                                                                          \
         BODY(dsm_rma_ctx(ctx, routine), dest, src, len, pe, routine);          \
     }
-DSM_RMA_ENTRY(dsm_rma_put, dsm_rma_put_c, put, 0)
-DSM_RMA_ENTRY(dsm_rma_get, dsm_rma_get_c, get, 0)
-DSM_RMA_ENTRY(dsm_rma_put_nbi, dsm_rma_put_nbi_c, put, 1)
-DSM_RMA_ENTRY(dsm_rma_get_nbi, dsm_rma_get_nbi_c, get, 1)
+/* The local buffer (put: source, get: dest) NULL with a length: its line,
+ * not a fault in a memcpy or an engine thread. */
+DSM_RMA_ENTRY(dsm_rma_put, dsm_rma_put_c, put, 0, src, "source")
+DSM_RMA_ENTRY(dsm_rma_get, dsm_rma_get_c, get, 0, dest, "dest")
+DSM_RMA_ENTRY(dsm_rma_put_nbi, dsm_rma_put_nbi_c, put, 1, src, "source")
+DSM_RMA_ENTRY(dsm_rma_get_nbi, dsm_rma_get_nbi_c, get, 1, dest, "dest")
 #undef DSM_RMA_ENTRY
 
 /* Strided: nelems elements of size bytes, strides in elements. */

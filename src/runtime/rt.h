@@ -183,6 +183,9 @@ void dsm_rt_bad_pe(const char *routine, int pe) DSM_NORETURN;
 void dsm_rt_bad_addr(const char *routine, const void *addr, size_t len,
                      int pe) DSM_NORETURN;
 void dsm_rt_not_initialized(const char *routine) DSM_NORETURN;
+/* The local buffer of an RMA (what: "source" or "dest") is NULL. */
+void dsm_rt_null_buffer(const char *routine, const char *what, size_t len,
+                        int pe) DSM_NORETURN;
 void dsm_rt_count_wraps(const char *routine, size_t nelems, size_t size)
     DSM_NORETURN;
 void dsm_rt_bad_ctx(const char *routine, shmem_ctx_t ctx) DSM_NORETURN;

@@ -5,10 +5,13 @@
 
 #include "common/common.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 /* The one published wait of the PE (several threads may wait at once
@@ -79,6 +82,28 @@ static size_t put_u(char *b, size_t at, size_t cap, uint64_t v)
     return at;
 }
 
+static size_t put_x(char *b, size_t at, size_t cap, uint64_t v)
+{
+    char d[20];
+    int k = 0;
+    do {
+        d[k++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    at = put_s(b, at, cap, "0x");
+    while (k && at + 1 < cap)
+        b[at++] = d[--k];
+    return at;
+}
+
+/* "dmashmem: PE n: " */
+static size_t put_pe(char *b, size_t cap)
+{
+    size_t at = put_s(b, 0, cap, "dmashmem: PE ");
+    at = put_u(b, at, cap, (uint64_t)(dsm_log_pe < 0 ? 0 : dsm_log_pe));
+    return put_s(b, at, cap, ": ");
+}
+
 static struct sigaction old_term, old_int, old_hup;
 static int have_term, have_int, have_hup;
 
@@ -87,11 +112,9 @@ static void on_end(int sig)
     int saved = errno;
     if (__atomic_load_n(&pub.ready, __ATOMIC_ACQUIRE)) {
         char b[640];
-        size_t at = 0;
         uint64_t ds = (dsm_now_ns() - pub.since_ns) / 100000000ull;
-        at = put_s(b, at, sizeof(b), "dmashmem: PE ");
-        at = put_u(b, at, sizeof(b), (uint64_t)(dsm_log_pe < 0 ? 0 : dsm_log_pe));
-        at = put_s(b, at, sizeof(b), ": signal ");
+        size_t at = put_pe(b, sizeof(b));
+        at = put_s(b, at, sizeof(b), "signal ");
         at = put_u(b, at, sizeof(b), (uint64_t)sig);
         at = put_s(b, at, sizeof(b), sig == SIGINT   ? " (Interrupt)"
                                      : sig == SIGHUP ? " (Hangup)"
@@ -116,19 +139,147 @@ static void on_end(int sig)
     errno = saved;
 }
 
-static int install_one(int sig, struct sigaction *old)
+/* ------------------------------------------------------------ crashes */
+
+/* A fault (a bad pointer given to a routine, or the program's own): one
+ * line naming the signal, the address and the thread, then the stack, a
+ * line per frame (symbol+offset, object), then the default action (a core
+ * where enabled). A fault in a thread of the library (dsm-engineN,
+ * dsm-proxy: they copy for the PE's puts and gets) names the likely
+ * cause. */
+#define CRASH_FRAMES 24
+
+static void crash_frame(int k, void *pc)
+{
+    char b[512];
+    size_t at = put_pe(b, sizeof(b) - 1);
+    Dl_info di;
+    at = put_s(b, at, sizeof(b) - 1, "  #");
+    at = put_u(b, at, sizeof(b) - 1, (uint64_t)k);
+    at = put_s(b, at, sizeof(b) - 1, " ");
+    if (dladdr(pc, &di) && di.dli_fname) {
+        const char *obj = strrchr(di.dli_fname, '/');
+        obj = obj ? obj + 1 : di.dli_fname;
+        if (di.dli_sname && di.dli_saddr) {
+            at = put_s(b, at, sizeof(b) - 1, di.dli_sname);
+            at = put_s(b, at, sizeof(b) - 1, "+");
+            at = put_x(b, at, sizeof(b) - 1,
+                       (uint64_t)((uintptr_t)pc - (uintptr_t)di.dli_saddr));
+        } else {
+            at = put_x(b, at, sizeof(b) - 1,
+                       (uint64_t)((uintptr_t)pc - (uintptr_t)di.dli_fbase));
+        }
+        at = put_s(b, at, sizeof(b) - 1, " (");
+        at = put_s(b, at, sizeof(b) - 1, *obj ? obj : "?");
+        at = put_s(b, at, sizeof(b) - 1, ")");
+    } else {
+        at = put_x(b, at, sizeof(b) - 1, (uint64_t)(uintptr_t)pc);
+    }
+    b[at++] = '\n';
+    ssize_t rc = write(STDERR_FILENO, b, at);
+    (void)rc;
+}
+
+static void on_crash(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    char b[512], name[17] = "";
+    size_t at = put_pe(b, sizeof(b) - 1);
+    (void)uc;
+    at = put_s(b, at, sizeof(b) - 1, "signal ");
+    at = put_u(b, at, sizeof(b) - 1, (uint64_t)sig);
+    at = put_s(b, at, sizeof(b) - 1,
+               sig == SIGSEGV   ? " (Segmentation fault)"
+               : sig == SIGBUS  ? " (Bus error)"
+               : sig == SIGFPE  ? " (Floating point exception)"
+                                : " (Illegal instruction)");
+    if (si->si_code <= 0) { /* kill(2), tgkill(2), sigqueue(3) */
+        at = put_s(b, at, sizeof(b) - 1, " sent by process ");
+        at = put_u(b, at, sizeof(b) - 1, (uint64_t)si->si_pid);
+    } else if (sig == SIGSEGV || sig == SIGBUS) {
+        at = put_s(b, at, sizeof(b) - 1, " at address ");
+        at = put_x(b, at, sizeof(b) - 1, (uint64_t)(uintptr_t)si->si_addr);
+        at = put_s(b, at, sizeof(b) - 1,
+                   sig == SIGSEGV && si->si_code == SEGV_MAPERR
+                       ? " (not mapped)"
+                   : sig == SIGSEGV && si->si_code == SEGV_ACCERR
+                       ? " (no access)"
+                       : "");
+    }
+    void *pcs[CRASH_FRAMES];
+    int n = backtrace(pcs, CRASH_FRAMES);
+    /* The routine of this library the fault is in (the outermost frame
+     * named shmem_* or pshmem_* of this object), and whether the fault is
+     * in the library at all (its code, or a libc copy it called). */
+    Dl_info self, di;
+    const char *routine = NULL;
+    int in_lib = 0;
+    if (dladdr((void *)on_crash, &self))
+        for (int k = 2; k < n; k++) {
+            if (!dladdr(pcs[k], &di) || di.dli_fbase != self.dli_fbase)
+                continue;
+            in_lib |= k <= 3;
+            if (di.dli_sname && (!strncmp(di.dli_sname, "shmem", 5) ||
+                                 !strncmp(di.dli_sname, "pshmem", 6)))
+                routine = di.dli_sname + (di.dli_sname[0] == 'p');
+        }
+    (void)prctl(PR_GET_NAME, name, 0, 0, 0); /* this thread's name */
+    name[16] = '\0';
+    if (!strncmp(name, "dsm-", 4)) {
+        at = put_s(b, at, sizeof(b) - 1, " in the library's thread ");
+        at = put_s(b, at, sizeof(b) - 1, name);
+        in_lib = 1;
+    } else if (routine) {
+        at = put_s(b, at, sizeof(b) - 1, " in ");
+        at = put_s(b, at, sizeof(b) - 1, routine);
+    }
+    if (in_lib && si->si_code > 0)
+        at = put_s(b, at, sizeof(b) - 1,
+                   " (inside dmashmem, which moves this PE's puts, gets and "
+                   "collectives: a buffer that is not mapped, too short, or "
+                   "freed before the transfer completed?)");
+    at = put_s(b, at, sizeof(b) - 1, "; the stack:");
+    b[at++] = '\n';
+    ssize_t rc = write(STDERR_FILENO, b, at);
+    (void)rc;
+    /* pcs[0] is this handler, pcs[1] the kernel's return trampoline. */
+    for (int k = 2; k < n; k++)
+        crash_frame(k - 2, pcs[k]);
+    /* Installed with SA_RESETHAND: the fault recurs on return (or the
+     * raised signal is delivered) under the default action. */
+    raise(sig);
+    errno = saved;
+}
+
+static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+#define NCRASH ((int)(sizeof(crash_sigs) / sizeof(crash_sigs[0])))
+static struct sigaction old_crash[NCRASH];
+static int have_crash[NCRASH];
+
+static int install_as(int sig, struct sigaction *old, void (*h)(int),
+                      void (*ha)(int, siginfo_t *, void *))
 {
     struct sigaction cur, sa;
     if (sigaction(sig, NULL, &cur) < 0 || cur.sa_handler != SIG_DFL ||
         (cur.sa_flags & SA_SIGINFO))
         return 0; /* the program's own handler, or ignored: kept */
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_end;
+    if (ha) {
+        sa.sa_sigaction = ha;
+        sa.sa_flags = SA_RESETHAND | SA_SIGINFO;
+    } else {
+        sa.sa_handler = h;
+        sa.sa_flags = SA_RESETHAND;
+    }
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
     if (sigaction(sig, &sa, old) < 0)
         return 0;
     return 1;
+}
+
+static int install_one(int sig, struct sigaction *old)
+{
+    return install_as(sig, old, on_end, NULL);
 }
 
 static void uninstall_one(int sig, struct sigaction *old, int *have)
@@ -139,8 +290,9 @@ static void uninstall_one(int sig, struct sigaction *old, int *have)
     *have = 0;
     /* Only where ours is still the handler (the program may have set its
      * own since). */
-    if (sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_handler == on_end)
+    if (sigaction(sig, NULL, &cur) == 0 &&
+        ((!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == on_end) ||
+         ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_crash)))
         sigaction(sig, old, NULL);
 }
 
@@ -152,6 +304,14 @@ void dsm_stall_install(void)
         have_int = install_one(SIGINT, &old_int);
     if (!have_hup)
         have_hup = install_one(SIGHUP, &old_hup);
+    /* backtrace() loads its unwinder on first use (a malloc): before any
+     * fault, not in the handler. */
+    void *pc[2];
+    (void)backtrace(pc, 2);
+    for (int i = 0; i < NCRASH; i++)
+        if (!have_crash[i])
+            have_crash[i] = install_as(crash_sigs[i], &old_crash[i], NULL,
+                                       on_crash);
 }
 
 void dsm_stall_uninstall(void)
@@ -159,4 +319,6 @@ void dsm_stall_uninstall(void)
     uninstall_one(SIGTERM, &old_term, &have_term);
     uninstall_one(SIGINT, &old_int, &have_int);
     uninstall_one(SIGHUP, &old_hup, &have_hup);
+    for (int i = 0; i < NCRASH; i++)
+        uninstall_one(crash_sigs[i], &old_crash[i], &have_crash[i]);
 }

@@ -12,6 +12,10 @@
  * A PE that prints nothing was not waiting in the library. The waits
  * themselves pay nothing until they have lasted (a counter, then a clock
  * read every 64 backoff steps); the description is written once.
+ *
+ * The same file reports faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL): one
+ * line with the address and, inside the library, the routine and the
+ * likely cause, then the stack, a line per frame.
  */
 #ifndef DSM_RT_STALL_H
 #define DSM_RT_STALL_H
@@ -51,7 +55,7 @@ static inline void dsm_stall_done(dsm_stall_t *s)
 }
 
 /* shmem_init / shmem_finalize: the handlers of SIGTERM, SIGINT and
- * SIGHUP, each
+ * SIGHUP, and of the faults, each
  * only where the program left the signal at its default action. */
 void dsm_stall_install(void);
 void dsm_stall_uninstall(void);
