@@ -68,7 +68,14 @@ for n in 1 2 4; do
 
     # The library's copy of a bad source (over the network the provider
     # may refuse it instead of faulting: one PE only there).
-    if [ -z "${SHMEM_FORCE_NETWORK:-}" ] || [ $n -eq 1 ]; then
+    # Over the SDMA engine model (SHMEM_SDMA_BACKEND=hsa, make
+    # check-hsa-model) the model's thread, which stands for the engine,
+    # does the copy: the fault is its, not in the library's code.
+    if [ "${SHMEM_SDMA_BACKEND:-}" = hsa ]; then
+        crash bad_source $n
+        fault_line "bad_source on $n PEs (hsa engine model)" 0 \
+            "0x1000 (not mapped)"
+    elif [ -z "${SHMEM_FORCE_NETWORK:-}" ] || [ $n -eq 1 ]; then
         crash bad_source $n
         fault_line "bad_source on $n PEs" 0 \
             "0x1000 (not mapped) in shmem_[a-z_]* (inside dmashmem, which moves this PE's puts, gets and collectives: a buffer that is not mapped, too short, or freed before the transfer completed?)"
