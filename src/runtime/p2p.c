@@ -77,9 +77,6 @@ static int set_some(void *p)
 /* What a wait that lasts waits for (stall.h): "the word at 0x...
  * SHMEM_CMP_EQ 5 (it holds 0)", "4 words from 0x...: SHMEM_CMP_EQ 5 (the
  * first holds 0)", "... each its own value" for the _vector forms. */
-static const char *const cmp_names[] = {
-    "SHMEM_CMP_EQ", "SHMEM_CMP_NE", "SHMEM_CMP_GT",
-    "SHMEM_CMP_LE", "SHMEM_CMP_LT", "SHMEM_CMP_GE"};
 
 static int put_val(char *b, size_t n, const p2p_set_t *s, const void *v)
 {
@@ -113,10 +110,10 @@ static void describe_set(const void *arg, char *b, size_t n)
     size_t at;
     if (s->n == 1)
         at = (size_t)snprintf(b, n, "the word at %p %s ", s->ivars,
-                              cmp_names[s->cmp]);
+                              dsm_cmp_name(s->cmp));
     else
         at = (size_t)snprintf(b, n, "%zu words from %p: %s ", s->n, s->ivars,
-                              cmp_names[s->cmp]);
+                              dsm_cmp_name(s->cmp));
     if (at >= n)
         return;
     if (s->vector)

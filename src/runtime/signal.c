@@ -248,12 +248,9 @@ static int sig_reached(void *p)
 /* What a wait that lasts waits for (stall.h). */
 static void describe_sig(const void *p, char *b, size_t n)
 {
-    static const char *const names[] = {"SHMEM_CMP_EQ", "SHMEM_CMP_NE",
-                                        "SHMEM_CMP_GT", "SHMEM_CMP_LE",
-                                        "SHMEM_CMP_LT", "SHMEM_CMP_GE"};
     const struct sig_wait *s = p;
     snprintf(b, n, "the signal word at %p %s %llu (it holds %llu)",
-             (const void *)s->w, names[s->cmp], (unsigned long long)s->value,
+             (const void *)s->w, dsm_cmp_name(s->cmp), (unsigned long long)s->value,
              (unsigned long long)__atomic_load_n(s->w, __ATOMIC_ACQUIRE));
 }
 

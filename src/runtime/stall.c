@@ -104,6 +104,22 @@ static size_t put_pe(char *b, size_t cap)
     return put_s(b, at, cap, ": ");
 }
 
+/* "dmashmem: PE n: signal 15 (Terminated)": every report's start. */
+static size_t put_signal(char *b, size_t cap, int sig)
+{
+    size_t at = put_pe(b, cap);
+    at = put_s(b, at, cap, "signal ");
+    at = put_u(b, at, cap, (uint64_t)sig);
+    return put_s(b, at, cap,
+                 sig == SIGINT    ? " (Interrupt)"
+                 : sig == SIGHUP  ? " (Hangup)"
+                 : sig == SIGTERM ? " (Terminated)"
+                 : sig == SIGSEGV ? " (Segmentation fault)"
+                 : sig == SIGBUS  ? " (Bus error)"
+                 : sig == SIGFPE  ? " (Floating point exception)"
+                                  : " (Illegal instruction)");
+}
+
 static struct sigaction old_term, old_int, old_hup;
 static int have_term, have_int, have_hup;
 
@@ -113,12 +129,7 @@ static void on_end(int sig)
     if (__atomic_load_n(&pub.ready, __ATOMIC_ACQUIRE)) {
         char b[640];
         uint64_t ds = (dsm_now_ns() - pub.since_ns) / 100000000ull;
-        size_t at = put_pe(b, sizeof(b));
-        at = put_s(b, at, sizeof(b), "signal ");
-        at = put_u(b, at, sizeof(b), (uint64_t)sig);
-        at = put_s(b, at, sizeof(b), sig == SIGINT   ? " (Interrupt)"
-                                     : sig == SIGHUP ? " (Hangup)"
-                                                     : " (Terminated)");
+        size_t at = put_signal(b, sizeof(b), sig);
         at = put_s(b, at, sizeof(b), " ended a wait of ");
         at = put_u(b, at, sizeof(b), ds / 10);
         at = put_s(b, at, sizeof(b), ".");
@@ -184,15 +195,8 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
     char b[512], name[17] = "";
-    size_t at = put_pe(b, sizeof(b) - 1);
+    size_t at = put_signal(b, sizeof(b) - 1, sig);
     (void)uc;
-    at = put_s(b, at, sizeof(b) - 1, "signal ");
-    at = put_u(b, at, sizeof(b) - 1, (uint64_t)sig);
-    at = put_s(b, at, sizeof(b) - 1,
-               sig == SIGSEGV   ? " (Segmentation fault)"
-               : sig == SIGBUS  ? " (Bus error)"
-               : sig == SIGFPE  ? " (Floating point exception)"
-                                : " (Illegal instruction)");
     if (si->si_code <= 0) { /* kill(2), tgkill(2), sigqueue(3) */
         at = put_s(b, at, sizeof(b) - 1, " sent by process ");
         at = put_u(b, at, sizeof(b) - 1, (uint64_t)si->si_pid);

@@ -26,6 +26,15 @@ void dsm_rt_any_found(size_t i);
 
 #define DSM_CMP_OK(cmp) ((unsigned)(cmp) <= SHMEM_CMP_GE)
 
+/* The name of a valid comparison operator ("SHMEM_CMP_EQ"). */
+static inline const char *dsm_cmp_name(int cmp)
+{
+    static const char *const names[] = {"SHMEM_CMP_EQ", "SHMEM_CMP_NE",
+                                        "SHMEM_CMP_GT", "SHMEM_CMP_LE",
+                                        "SHMEM_CMP_LT", "SHMEM_CMP_GE"};
+    return names[cmp];
+}
+
 #define DSM_COMPARE(a, cmp, b)                                                 \
     ((cmp) == SHMEM_CMP_EQ   ? (a) == (b)                                      \
      : (cmp) == SHMEM_CMP_NE ? (a) != (b)                                      \
