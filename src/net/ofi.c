@@ -4,9 +4,9 @@
  * completion in ofi_ep.c, the operations in ofi_rma.c (ofi_int.h has the
  * map and the accounting).
  *
- * One FI_THREAD_SAFE domain, one AV table holding every PE, one CQ in
- * selective-completion mode, and per context an RDM endpoint with its
- * own counters (ofi_ep.c).
+ * One FI_THREAD_SAFE domain, one AV table holding every PE, RDM
+ * endpoints ("lanes") in selective-completion mode, each with a CQ of its
+ * own; contexts are accounts on a lane (ofi_ep.c).
  *
  * Completion of writes: FI_DELIVERY_COMPLETE where the provider accepts it
  * (their completion means the data is visible at the target). Otherwise
@@ -33,7 +33,8 @@
  * Progress: waits call dsm_net_progress; a thread (SHMEM_OFI_PROGRESS_US)
  * reads the CQ while the PE computes, so that providers with manual
  * progress (tcp;ofi_rxm) answer remote reads and atomics of idle targets.
- * Reading the shared CQ progresses every endpoint bound to it.
+ * Reading a CQ progresses the endpoint bound to it; the reader reads
+ * every lane's (dsm_ofi_cq_poll).
  */
 #include "net/net.h"
 
@@ -288,7 +289,7 @@ static dsm_status_t open_endpoint(void)
     /* The default context's endpoint (lane 0): the one every peer
      * targets. Shared under SHMEM_THREAD_MULTIPLE (dsm_net_ctx_create sets
      * it again when the path table opens the default context). */
-    if ((st = dsm_ofi_lane_open(&dsm_ofi.lanes[0], "shmem_init")) != DSM_OK ||
+    if ((st = dsm_ofi_lane_open(&dsm_ofi.lanes[0], dsm_ofi.cq, "shmem_init")) != DSM_OK ||
         (st = dsm_ofi_ctx_init(&dsm_ofi_dflt,
                                dsm_ofi_cfg.thread_multiple)) != DSM_OK)
         return st;

@@ -60,17 +60,41 @@ dsm_net_ctx_t dsm_ofi_dflt;
 
 /* ------------------------------------------------------------ progress */
 
-int dsm_ofi_cq_poll(void)
+void dsm_ofi_cq_failed(struct fid_cq *cq, ssize_t n, pthread_mutex_t *held)
+{
+    struct fi_cq_err_entry err = {0};
+    char buf[256] = "";
+    if (n != -FI_EAVAIL) {
+        pthread_mutex_unlock(held);
+        dsm_ofi_cfg.fatal("network", "fi_cq_read failed (provider %s): %s",
+                          dsm_ofi.prov, dsm_ofi_lib.strerror((int)-n));
+    }
+    fi_cq_readerr(cq, &err, 0);
+    pthread_mutex_unlock(held);
+    dsm_ofi_peer_failure_grace();
+    if (err.prov_errno)
+        fi_cq_strerror(cq, err.prov_errno, err.err_data, buf, sizeof(buf));
+    /* The operation's account names its target PE. */
+    const net_op_t *op = err.op_context;
+    if (op && op->pe && op->pe->nc)
+        dsm_ofi_cfg.fatal("network",
+                          "lost PE %d on node %s: an operation to it "
+                          "failed (provider %s): %s%s%s",
+                          (int)(op->pe - op->pe->nc->pe),
+                          dsm_ofi_host((int)(op->pe - op->pe->nc->pe)),
+                          dsm_ofi.prov, dsm_ofi_lib.strerror(err.err),
+                          buf[0] ? ": " : "", buf);
+    dsm_ofi_cfg.fatal("network",
+                      "a libfabric operation failed (provider %s): %s%s%s",
+                      dsm_ofi.prov, dsm_ofi_lib.strerror(err.err),
+                      buf[0] ? ": " : "", buf);
+}
+
+/* The entries of one lane's CQ; the caller holds cq_lock. */
+static int lane_cq_read(struct fid_cq *cq)
 {
     struct fi_cq_entry e[16];
-    ssize_t n;
-    int got = 0;
-
-    /* One reader at a time: an error entry must be read by the thread
-     * that saw -FI_EAVAIL. */
-    if (pthread_mutex_trylock(&dsm_ofi.cq_lock))
-        return 0;
-    n = fi_cq_read(dsm_ofi.cq, e, DSM_ARRAY_SIZE(e));
+    ssize_t n = fi_cq_read(cq, e, DSM_ARRAY_SIZE(e));
     if (n > 0) {
         for (ssize_t i = 0; i < n; i++) {
             net_op_t *op = e[i].op_context;
@@ -100,36 +124,28 @@ int dsm_ofi_cq_poll(void)
             __atomic_fetch_add(&ps->nc->done, 1, __ATOMIC_RELEASE);
             __atomic_fetch_add(&ps->done, 1, __ATOMIC_RELEASE);
         }
-        got = (int)n;
-    } else if (n == -FI_EAVAIL) {
-        struct fi_cq_err_entry err = {0};
-        char buf[256] = "";
-        fi_cq_readerr(dsm_ofi.cq, &err, 0);
-        pthread_mutex_unlock(&dsm_ofi.cq_lock);
-        dsm_ofi_peer_failure_grace();
-        if (err.prov_errno)
-            fi_cq_strerror(dsm_ofi.cq, err.prov_errno, err.err_data, buf,
-                           sizeof(buf));
-        /* The operation's account names its target PE. */
-        const net_op_t *op = err.op_context;
-        if (op && op->pe && op->pe->nc)
-            dsm_ofi_cfg.fatal("network",
-                              "lost PE %d on node %s: an operation to it "
-                              "failed (provider %s): %s%s%s",
-                              (int)(op->pe - op->pe->nc->pe),
-                              dsm_ofi_host((int)(op->pe - op->pe->nc->pe)),
-                              dsm_ofi.prov, dsm_ofi_lib.strerror(err.err),
-                              buf[0] ? ": " : "", buf);
-        dsm_ofi_cfg.fatal("network",
-                          "a libfabric operation failed (provider %s): "
-                          "%s%s%s",
-                          dsm_ofi.prov, dsm_ofi_lib.strerror(err.err),
-                          buf[0] ? ": " : "", buf);
-    } else if (n < 0 && n != -FI_EAGAIN) {
-        pthread_mutex_unlock(&dsm_ofi.cq_lock);
-        dsm_ofi_cfg.fatal("network", "fi_cq_read failed (provider %s): %s",
-                          dsm_ofi.prov, dsm_ofi_lib.strerror((int)-n));
+        return (int)n;
     }
+    if (n != -FI_EAGAIN)
+        dsm_ofi_cq_failed(cq, n, &dsm_ofi.cq_lock);
+    return 0;
+}
+
+/* Every open lane's CQ: the shared one (lane 0: the default context's
+ * operations and what peers do to this PE's memory) and each context
+ * lane's own (lane_open_unlocked says why they have their own). */
+int dsm_ofi_cq_poll(void)
+{
+    int got = 0;
+
+    /* One reader at a time: an error entry must be read by the thread
+     * that saw -FI_EAVAIL. */
+    if (pthread_mutex_trylock(&dsm_ofi.cq_lock))
+        return 0;
+    const int nl = __atomic_load_n(&dsm_ofi.nlanes, __ATOMIC_ACQUIRE);
+    got = lane_cq_read(dsm_ofi.cq);
+    for (int i = 1; i < nl; i++)
+        got += lane_cq_read(dsm_ofi.lanes[i].cq);
     pthread_mutex_unlock(&dsm_ofi.cq_lock);
     /* For the batches just applied, and the acknowledgements the provider
      * refused earlier (-FI_EAGAIN): a waiter that wakes with nothing new
@@ -163,19 +179,26 @@ void dsm_ofi_block(uint64_t ns)
         struct timespec nap = {0, ns < 50000 ? (long)ns : 50000L};
         nanosleep(&nap, NULL);
     } else if (dsm_ofi.wait_on) {
-        /* fi_trywait under the CQ's reader lock, as every CQ read: a lane
-         * opened while another thread works the CQ crashed tcp;ofi_rxm
-         * (lane_open_locked). The lock taken: some thread is reading the
-         * CQ right now, which is the progress we would block for. */
-        struct fid *f = &dsm_ofi.cq->fid;
+        /* fi_trywait under the CQs' reader lock, as every CQ read (it
+         * progresses their endpoints). The lock taken: some thread is
+         * reading the CQs right now, which is the progress we would block
+         * for. Every open lane's CQ: a context's completion comes on its
+         * lane's. */
+        struct fid *f[1 + NET_LANES_MAX];
+        struct pollfd pfd[1 + NET_LANES_MAX];
+        const int nl = __atomic_load_n(&dsm_ofi.nlanes, __ATOMIC_ACQUIRE);
         int rc = -FI_EAGAIN;
+        for (int i = 0; i < nl; i++) {
+            f[i] = &dsm_ofi.lanes[i].cq->fid;
+            pfd[i] = (struct pollfd){.fd = dsm_ofi.lanes[i].wait_fd,
+                                     .events = POLLIN};
+        }
         if (pthread_mutex_trylock(&dsm_ofi.cq_lock) == 0) {
-            rc = fi_trywait(dsm_ofi.fabric, &f, 1);
+            rc = fi_trywait(dsm_ofi.fabric, f, nl);
             pthread_mutex_unlock(&dsm_ofi.cq_lock);
         }
         if (rc == FI_SUCCESS) {
-            struct pollfd pfd = {.fd = dsm_ofi.wait_fd, .events = POLLIN};
-            ppoll(&pfd, 1, &ts, NULL);
+            ppoll(pfd, (nfds_t)nl, &ts, NULL);
         } else {
             sched_yield();
         }
@@ -477,15 +500,19 @@ net_bounce_t *dsm_ofi_bounce_get(dsm_net_ctx_t *nc)
     return b;
 }
 
-/* Opening and closing an endpoint bound to the shared CQ while another
- * thread reads that CQ (which progresses every endpoint bound to it)
- * crashed tcp;ofi_rxm (libfabric 1.17): both hold the CQ's reader lock. */
-static dsm_status_t lane_open_locked(net_lane_t *lane)
+/* A context's lane has a CQ of its own, which no thread reads until the
+ * lane is open (nlanes counts it), so opening it needs no lock of the
+ * CQ readers'. On the shared CQ it did: an endpoint bound to a CQ that
+ * another thread reads (which progresses every endpoint bound to it)
+ * crashed tcp;ofi_rxm (libfabric 1.17) until the enable was done, so the
+ * open held the readers' lock, and fi_enable takes ~0.2 s there (four
+ * 17 MB buffer pools touched) and seconds on a loaded node: no operation
+ * of the PE's, nor a peer's on its memory, progressed meanwhile, and a
+ * peer waiting for one ended the job ("a network operation to it has not
+ * completed", 4 PEs on 2 cores, SHMEM_PEER_TIMEOUT=2). */
+static dsm_status_t lane_open_unlocked(net_lane_t *lane)
 {
-    pthread_mutex_lock(&dsm_ofi.cq_lock);
-    dsm_status_t st = dsm_ofi_lane_open(lane, "shmem_ctx_create");
-    pthread_mutex_unlock(&dsm_ofi.cq_lock);
-    return st;
+    return dsm_ofi_lane_open(lane, NULL, "shmem_ctx_create");
 }
 
 /* The lane for a new context: a new endpoint while fewer than max_lanes
@@ -502,8 +529,9 @@ static net_lane_t *lane_take(void)
         net_lane_t *l = &dsm_ofi.lanes[dsm_ofi.nlanes];
         /* Opened under the lane lock: two contexts created at once do not
          * both open one past the cap. */
-        if (lane_open_locked(l) == DSM_OK) {
-            dsm_ofi.nlanes++;
+        if (lane_open_unlocked(l) == DSM_OK) {
+            __atomic_store_n(&dsm_ofi.nlanes, dsm_ofi.nlanes + 1,
+                             __ATOMIC_RELEASE);
             best = l;
         } else {
             best = NULL; /* the error line said why */
@@ -623,15 +651,35 @@ void dsm_ofi_ctx_fini(dsm_net_ctx_t *nc)
 /* An endpoint bound to the shared CQ (reading it progresses every
  * endpoint) and AV. The caller holds the CQ lock (lane_open_locked) or is
  * alone (init). */
-dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, const char *who)
+dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, struct fid_cq *cq,
+                               const char *who)
 {
-    const char *what = "fi_endpoint";
-    int rc;
+    const char *what = "fi_cq_open";
+    int rc = 0;
 
+    lane->ep = NULL;
+    lane->cq = NULL;
+    lane->wait_fd = -1;
+    if (!cq) {
+        /* As the shared CQ: with a wait fd where waiters sleep. */
+        struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT,
+                                 .wait_obj = dsm_ofi.wait_on ? FI_WAIT_FD
+                                                             : FI_WAIT_NONE};
+        if ((rc = fi_cq_open(dsm_ofi.domain, &cqa, &lane->cq, NULL)))
+            goto fail;
+        what = "fi_control(FI_GETWAIT)";
+        if (dsm_ofi.wait_on &&
+            (rc = fi_control(&lane->cq->fid, FI_GETWAIT, &lane->wait_fd)))
+            goto fail;
+        cq = lane->cq;
+    } else {
+        lane->wait_fd = cq == dsm_ofi.cq ? dsm_ofi.wait_fd : -1;
+    }
+    what = "fi_endpoint";
     if ((rc = fi_endpoint(dsm_ofi.domain, dsm_ofi.info, &lane->ep, NULL)))
         goto fail;
     what = "binding the completion queue";
-    if ((rc = fi_ep_bind(lane->ep, &dsm_ofi.cq->fid,
+    if ((rc = fi_ep_bind(lane->ep, &cq->fid,
                          FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
         goto fail;
     what = "binding the AV";
@@ -641,13 +689,20 @@ dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, const char *who)
     if ((rc = fi_enable(lane->ep)))
         goto fail;
     lane->refs = 0;
+    if (!lane->cq)
+        lane->cq = cq; /* not its own: not closed with it */
+    else
+        lane->own_cq = 1;
     return DSM_OK;
 fail:
     dsm_log_error("%s: %s failed (libfabric provider %s): %s", who, what,
                   dsm_ofi.prov, dsm_ofi_lib.strerror(-rc));
     if (lane->ep)
         fi_close(&lane->ep->fid);
+    if (lane->cq)
+        fi_close(&lane->cq->fid);
     lane->ep = NULL;
+    lane->cq = NULL;
     return DSM_ERR_UNSUPPORTED;
 }
 
@@ -656,6 +711,8 @@ void dsm_ofi_lane_close(net_lane_t *lane)
 {
     if (lane->ep)
         fi_close(&lane->ep->fid);
+    if (lane->own_cq)
+        fi_close(&lane->cq->fid);
     memset(lane, 0, sizeof(*lane));
 }
 

@@ -15,6 +15,12 @@
 #     checks the choice among several NICs); a domain the provider does
 #     not have is refused with one line (tcp;ofi_rxm answered a request
 #     for lo with eth0 before).
+#  5. a PE opening endpoints for its contexts (fi_enable: ~0.2 s each on
+#     tcp;ofi_rxm, seconds on a loaded node) goes on answering its peers:
+#     SHMEM_PEER_TIMEOUT=3 with 16 endpoints on 2 PEs, 8 on 4. Before, the
+#     open held the shared CQ's lock, the heartbeat's reads and every
+#     operation waited behind it and both jobs ended with "lost PE" every
+#     run (in CI: default settings, 4 PEs, the ASan build, now and then).
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
 if ! ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 '; then
@@ -73,4 +79,13 @@ expect_fail "SHMEM_OFI_DOMAIN=no_such_dom"
 expect_err "SHMEM_OFI_DOMAIN=no_such_dom" "SHMEM_OFI_DOMAIN=no_such_dom"
 expect_faster 20000 "SHMEM_OFI_DOMAIN=no_such_dom"
 expect_clean "SHMEM_OFI_DOMAIN=no_such_dom"
+# --- 5
+for ne in 2:16 4:8; do
+    n=${ne%:*} e=${ne#*:}
+    run env SHMEM_OFI_CTX_EPS="$e" SHMEM_PEER_TIMEOUT=3 "$LAUNCHER" -n "$n" \
+        --timeout 110 "$B/net_ctx_many" "$MARK"
+    expect_rc 0 "net_ctx_many on $n PEs, $e endpoints, SHMEM_PEER_TIMEOUT=3"
+    printf '%s\n' "$ERR" | grep -q "lost PE" &&
+        fail "net_ctx_many on $n PEs, $e endpoints: a PE was taken for lost"
+done
 echo "net_ctx: ok"
