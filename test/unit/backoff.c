@@ -92,6 +92,11 @@ static Suite *backoff_suite(void)
 {
     Suite *s = suite_create("backoff");
     TCase *tc = tcase_create("modes");
+    /* spin_mode_never_sleeps yields ~4700 times: on 2 cores with the
+     * suite's other tests spinning beside it each yield may wait a time
+     * slice, past Check's 4 s default (the fresh-clone CI timed it out
+     * once, 2026-12-06). */
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, sleep_mode_never_spins);
     tcase_add_test(tc, oversubscribed_sleeps_soon);
     tcase_add_test(tc, spin_mode_never_sleeps);
