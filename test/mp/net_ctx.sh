@@ -21,6 +21,11 @@
 #     open held the shared CQ's lock, the heartbeat's reads and every
 #     operation waited behind it and both jobs ended with "lost PE" every
 #     run (in CI: default settings, 4 PEs, the ASan build, now and then).
+#  6. locks with no progress thread and no heartbeat
+#     (SHMEM_OFI_PROGRESS_US=0 SHMEM_PEER_TIMEOUT=0), 1, 2 and 4 PEs: the
+#     lock's home PE, whose threads waited for the lock asleep, read no
+#     completions, so the other PEs' AMOs on it were never answered (a
+#     hang; with the heartbeat on, one answer a second: 23 s on 2 PEs).
 . "${top_srcdir:-$(dirname "$0")/../..}/test/mp/common.sh"
 
 if ! ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 '; then
@@ -87,5 +92,11 @@ for ne in 2:16 4:8; do
     expect_rc 0 "net_ctx_many on $n PEs, $e endpoints, SHMEM_PEER_TIMEOUT=3"
     printf '%s\n' "$ERR" | grep -q "lost PE" &&
         fail "net_ctx_many on $n PEs, $e endpoints: a PE was taken for lost"
+done
+# --- 6
+for n in 1 2 4; do
+    run env SHMEM_OFI_PROGRESS_US=0 SHMEM_PEER_TIMEOUT=0 "$LAUNCHER" -n "$n" \
+        --timeout 60 "$B/net_mt_lock" "$MARK"
+    expect_rc 0 "net_mt_lock on $n PEs without a progress thread"
 done
 echo "net_ctx: ok"
