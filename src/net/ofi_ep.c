@@ -648,9 +648,9 @@ void dsm_ofi_ctx_fini(dsm_net_ctx_t *nc)
     memset(nc, 0, sizeof(*nc));
 }
 
-/* An endpoint bound to the shared CQ (reading it progresses every
- * endpoint) and AV. The caller holds the CQ lock (lane_open_locked) or is
- * alone (init). */
+/* An endpoint bound to cq (or to a CQ of its own) and the AV. No thread
+ * reads a CQ of the lane's own before the lane is published; the shared
+ * and the heartbeat's CQ are bound at init, before any reader runs. */
 dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, struct fid_cq *cq,
                                const char *who)
 {
@@ -660,6 +660,7 @@ dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, struct fid_cq *cq,
     lane->ep = NULL;
     lane->cq = NULL;
     lane->wait_fd = -1;
+    lane->own_cq = 0;
     if (!cq) {
         /* As the shared CQ: with a wait fd where waiters sleep. */
         struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT,
