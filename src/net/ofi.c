@@ -5,8 +5,9 @@
  * map and the accounting).
  *
  * One FI_THREAD_SAFE domain, one AV table holding every PE, RDM
- * endpoints ("lanes") in selective-completion mode, each with a CQ of its
- * own; contexts are accounts on a lane (ofi_ep.c).
+ * endpoints ("lanes") in selective-completion mode: lane 0 and the
+ * heartbeat's on the shared CQ, each context lane on a CQ of its own;
+ * contexts are accounts on a lane (ofi_ep.c).
  *
  * Completion of writes: FI_DELIVERY_COMPLETE where the provider accepts it
  * (their completion means the data is visible at the target). Otherwise

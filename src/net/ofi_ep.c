@@ -650,7 +650,7 @@ void dsm_ofi_ctx_fini(dsm_net_ctx_t *nc)
 
 /* An endpoint bound to cq (or to a CQ of its own) and the AV. No thread
  * reads a CQ of the lane's own before the lane is published; the shared
- * and the heartbeat's CQ are bound at init, before any reader runs. */
+ * CQ is bound at init (lane 0, the heartbeat's), before any reader runs. */
 dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, struct fid_cq *cq,
                                const char *who)
 {

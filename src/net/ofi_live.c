@@ -17,21 +17,13 @@
  * many as its node has PEs. Cost: one 8-byte read per watched PE per
  * period (SHMEM_PEER_TIMEOUT / 8, between 100 ms and 1 s).
  *
- * The heartbeat's endpoint has a CQ of its own, which only this thread
- * reads, every slice (at most 100 ms): with a manual-progress provider
- * (tcp;ofi_rxm) that is what answers the watcher's reads of this PE's word
- * and completes this PE's reads of its peers', whatever the rest of the
- * PE does. On the shared CQ they waited behind its reader lock, which a
- * context creating an endpoint holds for the whole fi_enable (~0.2 s on
- * tcp;ofi_rxm: four 17 MB buffer pools; seconds on a loaded node): on 2
- * cores, three 4-PE jobs creating 64 contexts each ended with "lost PE"
- * every run, the ASan build with two jobs too. The thread still reads the
- * shared CQ once a period, so that a PE computing with no progress thread
- * (SHMEM_OFI_PROGRESS_US=0) answers its peers' gets now and then. At
- * finalize the reads stop before the bootstrap's last barrier
- * (dsm_net_quiesce), after which peers close their endpoints; the word
- * goes on moving until this PE's network closes, because a peer may still
- * be working and watching it.
+ * The thread also reads the CQ each period: a heartbeat read's completion
+ * is counted even while the PE computes with no progress thread
+ * (SHMEM_OFI_PROGRESS_US=0), and a manual-progress provider answers the
+ * reads of its own watcher. At finalize the reads stop before the
+ * bootstrap's last barrier (dsm_net_quiesce), after which peers close
+ * their endpoints; the word goes on moving until this PE's network closes,
+ * because a peer may still be working and watching it.
  */
 #include "common/common.h"
 
@@ -60,8 +52,6 @@ typedef struct watched {
 static struct {
     volatile uint64_t *beat; /* this PE's word (a page of its own) */
     struct fid_mr *mr;
-    struct fid_cq *cq;       /* the heartbeat endpoint's own CQ */
-    pthread_mutex_t cq_lock; /* its reader: the thread, or quiesce */
     net_lane_t lane;         /* the heartbeat's own endpoint */
     fi_addr_t *addr;         /* [npes]: each PE's heartbeat endpoint */
     char *names;             /* [npes * namelen] until they are in the AV */
@@ -77,8 +67,7 @@ static struct {
     int noreads;          /* quiesced: the thread only beats */
     pthread_t thr;
     int thr_on, stop;
-} live = {.lock = PTHREAD_MUTEX_INITIALIZER,
-           .cq_lock = PTHREAD_MUTEX_INITIALIZER};
+} live = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 const char *dsm_ofi_host(int pe)
 {
@@ -109,17 +98,8 @@ dsm_status_t dsm_ofi_live_register(uint64_t *base, uint64_t *key, void *name,
     /* An endpoint of its own: a heartbeat read waits behind no data on
      * its connection (on tcp;ofi_rxm one per endpoint and peer; measured:
      * on lane 0, behind an alltoall's blocks on a loaded machine, a read
-     * took over 8 s), and a CQ of its own (see the top). */
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT,
-                             .wait_obj = FI_WAIT_NONE};
-    if ((rc = fi_cq_open(dsm_ofi.domain, &cqa, &live.cq, NULL))) {
-        dsm_log_error("shmem_init: fi_cq_open for the heartbeat failed "
-                      "(libfabric provider %s): %s",
-                      dsm_ofi.prov, dsm_ofi_lib.strerror(-rc));
-        return DSM_ERR_UNSUPPORTED;
-    }
-    if ((st = dsm_ofi_lane_open(&live.lane, live.cq, "shmem_init")) !=
-        DSM_OK)
+     * took over 8 s). */
+    if ((st = dsm_ofi_lane_open(&live.lane, dsm_ofi.cq, "shmem_init")) != DSM_OK)
         return st;
     rc = fi_mr_reg(dsm_ofi.domain, p, sizeof(uint64_t), FI_REMOTE_READ, 0,
                    dsm_ofi_mr_key(dsm_ofi_cfg.me, NET_NSEG), 0, &live.mr,
@@ -212,27 +192,6 @@ static void lost(const watched_t *w, uint64_t now)
                       w->pe, dsm_ofi_host(w->pe), t, t);
 }
 
-/* Reads the heartbeat's CQ (progress of its endpoint): the reads of this
- * PE's word are answered, this PE's reads are counted. */
-static void live_cq_poll(void)
-{
-    struct fi_cq_entry e[8];
-    ssize_t n;
-    if (pthread_mutex_trylock(&live.cq_lock))
-        return;
-    while ((n = fi_cq_read(live.cq, e, DSM_ARRAY_SIZE(e))) > 0)
-        for (ssize_t i = 0; i < n; i++) {
-            net_op_t *op = e[i].op_context;
-            net_pe_t *ps = op->pe;
-            __atomic_store_n(&op->done, 1, __ATOMIC_RELEASE);
-            __atomic_fetch_add(&ps->nc->done, 1, __ATOMIC_RELEASE);
-            __atomic_fetch_add(&ps->done, 1, __ATOMIC_RELEASE);
-        }
-    if (n != -FI_EAGAIN)
-        dsm_ofi_cq_failed(live.cq, n, &live.cq_lock);
-    pthread_mutex_unlock(&live.cq_lock);
-}
-
 static void *live_main(void *arg)
 {
     struct timespec slice = {0, 0};
@@ -240,7 +199,6 @@ static void *live_main(void *arg)
     slice.tv_nsec = (long)DSM_MIN(live.period_ns, 100000000ull);
     uint64_t next = dsm_now_ns();
     while (!__atomic_load_n(&live.stop, __ATOMIC_ACQUIRE)) {
-        live_cq_poll();
         uint64_t now = dsm_now_ns();
         if (now < next) {
             nanosleep(&slice, NULL);
@@ -253,7 +211,6 @@ static void *live_main(void *arg)
         next = now + live.period_ns;
         __atomic_store_n(live.beat, *live.beat + 1, __ATOMIC_RELEASE);
         dsm_ofi_cq_poll();
-        live_cq_poll();
         now = dsm_now_ns();
         pthread_mutex_lock(&live.lock);
         for (int i = 0; !live.noreads && i < live.nw; i++) {
@@ -338,7 +295,7 @@ dsm_status_t dsm_ofi_live_start(void)
 static int reads_done(void *arg)
 {
     (void)arg;
-    live_cq_poll();
+    dsm_ofi_cq_poll();
     return __atomic_load_n(&live.nc.done, __ATOMIC_ACQUIRE) ==
            __atomic_load_n(&live.nc.posted, __ATOMIC_ACQUIRE);
 }
@@ -381,9 +338,6 @@ void dsm_ofi_live_fini(void)
     if (live.mr)
         fi_close(&live.mr->fid);
     dsm_ofi_lane_close(&live.lane);
-    if (live.cq)
-        fi_close(&live.cq->fid);
-    live.cq = NULL;
     free((void *)live.beat);
     if (live.nc.pe)
         dsm_ofi_ctx_fini(&live.nc);
