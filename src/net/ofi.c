@@ -290,7 +290,7 @@ static dsm_status_t open_endpoint(void)
     /* The default context's endpoint (lane 0): the one every peer
      * targets. Shared under SHMEM_THREAD_MULTIPLE (dsm_net_ctx_create sets
      * it again when the path table opens the default context). */
-    if ((st = dsm_ofi_lane_open(&dsm_ofi.lanes[0], dsm_ofi.cq, "shmem_init")) != DSM_OK ||
+    if ((st = dsm_ofi_lane_open(&dsm_ofi.lanes[0], 0, "shmem_init")) != DSM_OK ||
         (st = dsm_ofi_ctx_init(&dsm_ofi_dflt,
                                dsm_ofi_cfg.thread_multiple)) != DSM_OK)
         return st;

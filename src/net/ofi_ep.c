@@ -60,7 +60,12 @@ dsm_net_ctx_t dsm_ofi_dflt;
 
 /* ------------------------------------------------------------ progress */
 
-void dsm_ofi_cq_failed(struct fid_cq *cq, ssize_t n, pthread_mutex_t *held)
+/* fi_cq_read(cq) returned n < 0, not -FI_EAGAIN, to a reader holding
+ * held: ends the job with one line (for an error entry, which the reader
+ * must take: the PE its operation targeted, the provider's words),
+ * releasing held first. */
+static DSM_NORETURN void cq_failed(struct fid_cq *cq, ssize_t n,
+                                   pthread_mutex_t *held)
 {
     struct fi_cq_err_entry err = {0};
     char buf[256] = "";
@@ -127,7 +132,7 @@ static int lane_cq_read(struct fid_cq *cq)
         return (int)n;
     }
     if (n != -FI_EAGAIN)
-        dsm_ofi_cq_failed(cq, n, &dsm_ofi.cq_lock);
+        cq_failed(cq, n, &dsm_ofi.cq_lock);
     return 0;
 }
 
@@ -512,7 +517,7 @@ net_bounce_t *dsm_ofi_bounce_get(dsm_net_ctx_t *nc)
  * completed", 4 PEs on 2 cores, SHMEM_PEER_TIMEOUT=2). */
 static dsm_status_t lane_open_unlocked(net_lane_t *lane)
 {
-    return dsm_ofi_lane_open(lane, NULL, "shmem_ctx_create");
+    return dsm_ofi_lane_open(lane, 1, "shmem_ctx_create");
 }
 
 /* The lane for a new context: a new endpoint while fewer than max_lanes
@@ -648,20 +653,20 @@ void dsm_ofi_ctx_fini(dsm_net_ctx_t *nc)
     memset(nc, 0, sizeof(*nc));
 }
 
-/* An endpoint bound to cq (or to a CQ of its own) and the AV. No thread
- * reads a CQ of the lane's own before the lane is published; the shared
- * CQ is bound at init (lane 0, the heartbeat's), before any reader runs. */
-dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, struct fid_cq *cq,
-                               const char *who)
+/* An endpoint bound to the shared CQ, or to a CQ of its own (own_cq), and
+ * the AV. No thread reads a CQ of the lane's own before the lane is
+ * published; the shared CQ is bound at init (lane 0, the heartbeat's),
+ * before any reader runs. */
+dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, int own_cq, const char *who)
 {
     const char *what = "fi_cq_open";
+    struct fid_cq *cq = dsm_ofi.cq;
     int rc = 0;
 
     lane->ep = NULL;
     lane->cq = NULL;
-    lane->wait_fd = -1;
-    lane->own_cq = 0;
-    if (!cq) {
+    lane->wait_fd = dsm_ofi.wait_fd;
+    if (own_cq) {
         /* As the shared CQ: with a wait fd where waiters sleep. */
         struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT,
                                  .wait_obj = dsm_ofi.wait_on ? FI_WAIT_FD
@@ -673,8 +678,6 @@ dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, struct fid_cq *cq,
             (rc = fi_control(&lane->cq->fid, FI_GETWAIT, &lane->wait_fd)))
             goto fail;
         cq = lane->cq;
-    } else {
-        lane->wait_fd = cq == dsm_ofi.cq ? dsm_ofi.wait_fd : -1;
     }
     what = "fi_endpoint";
     if ((rc = fi_endpoint(dsm_ofi.domain, dsm_ofi.info, &lane->ep, NULL)))
@@ -690,10 +693,7 @@ dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, struct fid_cq *cq,
     if ((rc = fi_enable(lane->ep)))
         goto fail;
     lane->refs = 0;
-    if (!lane->cq)
-        lane->cq = cq; /* not its own: not closed with it */
-    else
-        lane->own_cq = 1;
+    lane->cq = cq;
     return DSM_OK;
 fail:
     dsm_log_error("%s: %s failed (libfabric provider %s): %s", who, what,
@@ -712,7 +712,7 @@ void dsm_ofi_lane_close(net_lane_t *lane)
 {
     if (lane->ep)
         fi_close(&lane->ep->fid);
-    if (lane->own_cq)
+    if (lane->cq && lane->cq != dsm_ofi.cq) /* its own */
         fi_close(&lane->cq->fid);
     memset(lane, 0, sizeof(*lane));
 }

@@ -122,8 +122,7 @@ typedef struct net_pe {
 typedef struct net_lane {
     struct fid_ep *ep;
     struct fid_cq *cq; /* lane 0: the shared CQ; others: their own */
-    int wait_fd;       /* cq's wait fd (dsm_ofi.wait_on), else -1 */
-    int own_cq;        /* cq is the lane's: closed with it */
+    int wait_fd;       /* cq's wait fd (used where dsm_ofi.wait_on) */
     int refs; /* contexts using it (lane 0: the default context too) */
 } net_lane_t;
 
@@ -276,22 +275,16 @@ typedef struct net_stall {
 void dsm_ofi_stall_check(net_stall_t *s, uint64_t done, const net_pe_t *ps,
                          const struct dsm_net_ctx *nc);
 int dsm_ofi_cq_poll(void);
-/* fi_cq_read(cq) returned n < 0, not -FI_EAGAIN, to a reader holding
- * held: ends the job with one line (for an error entry, which the reader
- * must take: the PE its operation targeted, the provider's words),
- * releasing held first. */
-void dsm_ofi_cq_failed(struct fid_cq *cq, ssize_t n, pthread_mutex_t *held)
-    DSM_NORETURN;
 /* Block until network activity or ns nanoseconds, then read the CQ. */
 void dsm_ofi_block(uint64_t ns);
 /* on: waiters' sleeps (common/backoff.h) block on the network. */
 void dsm_ofi_block_hook_set(int on);
 void *dsm_ofi_prog_main(void *arg);
 void dsm_ofi_op_wait(net_op_t *op);
-/* An endpoint bound to cq and the AV, enabled; who names the routine in
- * an error line. cq NULL: a CQ of the lane's own (closed with it). */
-dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, struct fid_cq *cq,
-                               const char *who);
+/* An endpoint bound to the shared CQ, or own_cq: to a CQ of the lane's
+ * own (closed with it), and the AV, enabled; who names the routine in an
+ * error line. */
+dsm_status_t dsm_ofi_lane_open(net_lane_t *lane, int own_cq, const char *who);
 void dsm_ofi_lane_close(net_lane_t *lane);
 /* A context's accounts and locks (no endpoint: see dsm_net_ctx_create). */
 dsm_status_t dsm_ofi_ctx_init(dsm_net_ctx_t *nc, int shared);

@@ -99,7 +99,7 @@ dsm_status_t dsm_ofi_live_register(uint64_t *base, uint64_t *key, void *name,
      * its connection (on tcp;ofi_rxm one per endpoint and peer; measured:
      * on lane 0, behind an alltoall's blocks on a loaded machine, a read
      * took over 8 s). */
-    if ((st = dsm_ofi_lane_open(&live.lane, dsm_ofi.cq, "shmem_init")) != DSM_OK)
+    if ((st = dsm_ofi_lane_open(&live.lane, 0, "shmem_init")) != DSM_OK)
         return st;
     rc = fi_mr_reg(dsm_ofi.domain, p, sizeof(uint64_t), FI_REMOTE_READ, 0,
                    dsm_ofi_mr_key(dsm_ofi_cfg.me, NET_NSEG), 0, &live.mr,
