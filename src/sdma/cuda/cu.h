@@ -61,6 +61,7 @@
     X(ModuleLoadData, 1)                                                       \
     X(ModuleUnload, 1)                                                         \
     X(ModuleGetFunction, 1)                                                    \
+    X(FuncGetAttribute, 1)                                                     \
     X(LaunchKernel, 1)                                                         \
     X(LaunchKernelEx, 0)                                                       \
     X(GraphCreate, 0)                                                          \

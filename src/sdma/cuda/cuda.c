@@ -50,6 +50,7 @@ static struct {
     pthread_mutex_t lock;
     CUmodule mod;
     CUfunction fn_add, fn_coll;
+    unsigned coll_threads; /* the most fn_coll may be launched with */
 } kern = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Copies held back at most (SHMEM_CUDA_COALESCE, cuda_submit). */
@@ -89,6 +90,14 @@ static dsm_status_t load_kernels(void)
         if (rc == CUDA_SUCCESS)
             rc = dsm_cu.ModuleGetFunction(&kern.fn_coll, kern.mod,
                                           "dsm_small_coll");
+        if (rc == CUDA_SUCCESS) {
+            /* The most threads the JIT's register count allows on this
+             * GPU (1024 where it fits), in whole warps. */
+            int most = 0;
+            rc = dsm_cu.FuncGetAttribute(
+                &most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kern.fn_coll);
+            kern.coll_threads = most >= 32 ? (unsigned)most & ~31u : 32;
+        }
         if (rc == CUDA_SUCCESS)
             rc = dsm_cu.ModuleGetFunction(&kern.fn_add, kern.mod,
                                           "dsm_signal_add");
@@ -119,6 +128,8 @@ CUresult dsm_cuda_launch_small_coll(CUstream st, void *params,
     void *args[] = {params};
     if (load_kernels() != DSM_OK)
         return CUDA_ERROR_NOT_SUPPORTED;
+    if (threads > kern.coll_threads)
+        threads = kern.coll_threads; /* each thread strides: still whole */
     return dsm_cu.LaunchKernel(kern.fn_coll, 1, 1, 1, threads, 1, 1, 0, st,
                                args, NULL);
 }
