@@ -21,7 +21,7 @@
  * Layering: src/net uses only src/common (test/layers). What it needs of
  * the runtime comes in through dsm_net_config_t at dsm_net_init: the job's
  * layout, the bootstrap's put/fence/get for the address exchange, the
- * segments to register, the wake word, the settings (SHMEM_OFI_*, read by
+ * segments to register, the settings (SHMEM_OFI_*, read by
  * the runtime's environment table) and callbacks for what stays in the
  * runtime (fatal errors, the bad-address line, waiting).
  *
@@ -77,7 +77,7 @@ typedef struct dsm_net_exchange {
 } dsm_net_exchange_t;
 
 /* What the network takes from the runtime at init. Copied: the pointers
- * in it (mapped, wake, strings) must stay valid until dsm_net_fini. */
+ * in it (mapped, strings) must stay valid until dsm_net_fini. */
 typedef struct dsm_net_config {
     int me, npes;
     int node_size, num_nodes;         /* PEs on this node, nodes in the job */
@@ -92,7 +92,6 @@ typedef struct dsm_net_config {
     dsm_net_seg_t device;             /* the device heap (size 0: none):
                                        * never registered; addresses in it
                                        * fail with their own line */
-    dsm_wake_t *wake;                 /* this PE's application wake word */
     int thread_multiple;              /* SHMEM_THREAD_MULTIPLE */
     /* Settings (the runtime's environment table). */
     const char *provider;   /* SHMEM_OFI_PROVIDER: a name, or "auto" */
@@ -114,12 +113,16 @@ typedef struct dsm_net_config {
     /* What stays in the runtime. fatal: print "routine: message" and end
      * the job; bad_addr: the one-line error for an address that is not
      * symmetric (or not reachable, or past its segment's end) on pe; wait:
-     * return once cond(arg) holds, progressing meanwhile. */
+     * return once cond(arg) holds, progressing meanwhile; if it lasts and
+     * the PE is ended, describe(darg) says what it waited for after the
+     * routine the program called (runtime/stall.h). */
     void (*fatal)(const char *routine, const char *fmt, ...)
         DSM_PRINTF(2, 3) DSM_NORETURN;
     void (*bad_addr)(const char *routine, const void *addr, size_t len,
                      int pe) DSM_NORETURN;
-    void (*wait)(int (*cond)(void *), void *arg);
+    void (*wait)(const char *routine,
+                 void (*describe)(const void *, char *, size_t),
+                 const void *darg, int (*cond)(void *), void *arg);
 } dsm_net_config_t;
 
 /* After the segments exist (collective over the job; uses the bootstrap).

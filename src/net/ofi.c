@@ -28,8 +28,8 @@
  * addresses and keys through the bootstrap.
  *
  * The runtime is reached only through what dsm_net_init was handed
- * (net.h: dsm_net_config_t): the job's layout, the segments, the wake
- * word, the settings, and the fatal, bad-address and wait callbacks.
+ * (net.h: dsm_net_config_t): the job's layout, the segments, the
+ * settings, and the fatal, bad-address and wait callbacks.
  *
  * Progress: waits call dsm_net_progress; a thread (SHMEM_OFI_PROGRESS_US)
  * reads the CQ while the PE computes, so that providers with manual

@@ -301,6 +301,26 @@ void dsm_ofi_stall_check(net_stall_t *s, uint64_t done, const net_pe_t *ps,
                       pe, dsm_ofi_host(pe), t, t);
 }
 
+/* What a wait for the network is for, for the line of a PE ended
+ * meanwhile (net.h, wait): "2 network operations to PE 1 on node n1 not
+ * complete"; `more`: counted over the context, pe one of their PEs. */
+static void describe_ops(char *buf, size_t len, uint64_t n, const char *what,
+                         int pe, int more)
+{
+    if (pe < 0) {
+        snprintf(buf, len, "%llu network %s%s not complete",
+                 (unsigned long long)n, what, n == 1 ? "" : "s");
+        return;
+    }
+    snprintf(buf, len,
+             more && n > 1
+                 ? "%llu network %s%s not complete (PE %d on node %s among "
+                   "their targets)"
+                 : "%llu network %s%s to PE %d on node %s not complete",
+             (unsigned long long)n, what, n == 1 ? "" : "s", pe,
+             dsm_ofi_host(pe));
+}
+
 struct op_arg {
     net_op_t *op;
     net_stall_t stall;
@@ -316,12 +336,19 @@ static int op_done(void *p)
     return 0;
 }
 
-void dsm_ofi_op_wait(net_op_t *op)
+static void op_describe(const void *p, char *buf, size_t len)
+{
+    const struct op_arg *a = p;
+    const net_pe_t *ps = a->op->pe;
+    describe_ops(buf, len, 1, "operation", ps ? (int)(ps - ps->nc->pe) : -1,
+                 0);
+}
+
+void dsm_ofi_op_wait(net_op_t *op, const char *routine)
 {
     struct op_arg a = {.op = op};
-    dsm_backoff_t b = {0};
-    while (!op_done(&a))
-        dsm_backoff(&b, dsm_ofi_cfg.wake, op_done, &a);
+    if (!op_done(&a))
+        dsm_ofi_cfg.wait(routine, op_describe, &a, op_done, &a);
 }
 
 /* ------------------------------------------------------------ completion */
@@ -348,6 +375,14 @@ static int counted(void *p)
     return 0;
 }
 
+static void counted_describe(const void *p, char *buf, size_t len)
+{
+    const struct count_arg *a = p;
+    uint64_t done = __atomic_load_n(&a->nc->done, __ATOMIC_ACQUIRE);
+    describe_ops(buf, len, a->target > done ? a->target - done : 0,
+                 "operation", pending_pe(a->nc), 1);
+}
+
 /* Every operation posted on nc so far is complete (exact while the caller
  * keeps other threads from posting on nc: nc_excl_begin). */
 static void nc_complete(dsm_net_ctx_t *nc)
@@ -355,7 +390,7 @@ static void nc_complete(dsm_net_ctx_t *nc)
     struct count_arg a = {nc, __atomic_load_n(&nc->posted, __ATOMIC_ACQUIRE),
                           {0}};
     if (!counted(&a))
-        dsm_ofi_cfg.wait(counted, &a);
+        dsm_ofi_cfg.wait(NULL, counted_describe, &a, counted, &a);
 }
 
 struct pe_arg {
@@ -377,6 +412,14 @@ static int pe_counted(void *p)
         return 1;
     dsm_ofi_stall_check(&a->stall, done, a->ps, NULL);
     return 0;
+}
+
+static void pe_counted_describe(const void *p, char *buf, size_t len)
+{
+    const struct pe_arg *a = p;
+    uint64_t done = __atomic_load_n(&a->ps->done, __ATOMIC_ACQUIRE);
+    describe_ops(buf, len, a->target > done ? a->target - done : 0,
+                 "operation", (int)(a->ps - a->ps->nc->pe), 0);
 }
 
 /* A read of 8 bytes from the start of pe's internal area (its control
@@ -408,7 +451,7 @@ static void pe_complete(dsm_net_ctx_t *nc, int pe)
     struct pe_arg a = {ps, __atomic_load_n(&ps->posted, __ATOMIC_ACQUIRE),
                        {0}};
     if (!pe_counted(&a))
-        dsm_ofi_cfg.wait(pe_counted, &a);
+        dsm_ofi_cfg.wait(NULL, pe_counted_describe, &a, pe_counted, &a);
     ps->written = 0;
     ps->fenced = 0;
     ps->epoch = 0; /* may stay listed: the fence skips it */
@@ -601,7 +644,7 @@ void dsm_net_ctx_destroy(dsm_net_ctx_t *nc)
      * (each raises a PE's account after the total) must be read before
      * the accounts are freed. */
     if (!accounts_settled(nc))
-        dsm_ofi_cfg.wait(accounts_settled, nc);
+        dsm_ofi_cfg.wait(NULL, NULL, NULL, accounts_settled, nc);
     lane_put(nc->lane);
     dsm_ofi_ctx_fini(nc);
     free(nc);

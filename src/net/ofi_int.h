@@ -280,7 +280,9 @@ void dsm_ofi_block(uint64_t ns);
 /* on: waiters' sleeps (common/backoff.h) block on the network. */
 void dsm_ofi_block_hook_set(int on);
 void *dsm_ofi_prog_main(void *arg);
-void dsm_ofi_op_wait(net_op_t *op);
+/* Wait for op alone (a blocking put, get or AMO of routine; a PE ended
+ * meanwhile names routine and the PE waited for). */
+void dsm_ofi_op_wait(net_op_t *op, const char *routine);
 /* An endpoint bound to the shared CQ, or own_cq: to a CQ of the lane's
  * own (closed with it), and the AV, enabled; who names the routine in an
  * error line. */

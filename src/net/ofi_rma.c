@@ -108,7 +108,7 @@ void dsm_net_put(dsm_net_ctx_t *nc, const char *routine, void *sym,
             dsm_ofi_wrote(nc, pe);
         nc_post_end(nc);
         if (wait)
-            dsm_ofi_op_wait(&op);
+            dsm_ofi_op_wait(&op, routine);
         s += n;
         raddr += n;
         len -= n;
@@ -152,7 +152,7 @@ void dsm_net_get(dsm_net_ctx_t *nc, const char *routine, void *dst,
         dsm_ofi_post_read(nc, routine, d, n, raddr, key, pe, nbi ? NULL : &op);
         nc_post_end(nc);
         if (!nbi)
-            dsm_ofi_op_wait(&op);
+            dsm_ofi_op_wait(&op, routine);
         d += n;
         raddr += n;
         len -= n;
@@ -249,7 +249,7 @@ static void amo_native(dsm_net_ctx_t *nc, const char *routine, int op,
     }
     nc_post_end(nc);
     if (msg.context == &done)
-        dsm_ofi_op_wait(&done);
+        dsm_ofi_op_wait(&done, routine);
 }
 
 #define AMO_APPLY(W, op, old, val)                                             \

@@ -236,7 +236,6 @@ static int do_init(int requested)
         .segs = {{hs->base, hs->size, hs->map_size},
                  {ss->base, ss->size, ss->map_size}},
         .device = {ds->base, ds->size, ds->map_size},
-        .wake = &dsm_rt.ctrl->wake_app,
         .thread_multiple = dsm_rt.thread_level == SHMEM_THREAD_MULTIPLE,
         .provider = dsm_env.ofi_provider,
         .domain = dsm_env.ofi_domain,
@@ -249,7 +248,7 @@ static int do_init(int requested)
         .secret = take_job_secret(),
         .fatal = dsm_rt_fatal,
         .bad_addr = dsm_rt_bad_addr,
-        .wait = dsm_rt_wait,
+        .wait = dsm_rt_wait_in,
     };
     if (dsm_net_init(&ncfg) != DSM_OK)
         goto fail;

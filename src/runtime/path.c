@@ -4,6 +4,7 @@
  */
 #include "path.h"
 #include "wait.h"
+#include "stall.h"
 #include "net/net.h"
 
 #include <stdio.h>
@@ -129,6 +130,7 @@ static uint64_t shm_load64(const uint64_t *sym, int pe, const char *routine)
 struct quiet_arg {
     uint64_t *done;
     uint64_t target;
+    int engine;
 };
 
 static int quiet_reached(void *p)
@@ -138,16 +140,33 @@ static int quiet_reached(void *p)
     return __atomic_load_n(a->done, __ATOMIC_ACQUIRE) >= a->target;
 }
 
+/* For the line of a PE ended during a quiet that lasted (stall.h). */
+static void quiet_describe(const void *p, char *buf, size_t n)
+{
+    const struct quiet_arg *a = p;
+    uint64_t done = __atomic_load_n(a->done, __ATOMIC_ACQUIRE);
+    uint64_t left = a->target > done ? a->target - done : 0;
+    snprintf(buf, n,
+             "%llu transfer%s on DMA engine %d (sdma backend %s) not "
+             "complete",
+             (unsigned long long)left, left == 1 ? "" : "s", a->engine,
+             dsm_sdma_backend_name(dsm_rt.sdma));
+}
+
 /* Wait for what ctx issued to engine e so far. */
 static void shm_quiet_engine(dsm_ctx_t *ctx, int e)
 {
     struct quiet_arg a = {
-        &ctx->done[e], __atomic_load_n(&ctx->issued[e], __ATOMIC_ACQUIRE)};
+        &ctx->done[e], __atomic_load_n(&ctx->issued[e], __ATOMIC_ACQUIRE), e};
     if (__atomic_load_n(a.done, __ATOMIC_ACQUIRE) >= a.target)
         return;
     dsm_backoff_t b = {0};
-    while (!quiet_reached(&a))
+    dsm_stall_t st = {0, 0, 0};
+    while (!quiet_reached(&a)) {
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, quiet_reached, &a);
+        dsm_stall_tick(&st, NULL, quiet_describe, &a);
+    }
+    dsm_stall_done(&st);
 }
 
 /* Commands to one PE go to its engine's queue: completing that engine's

@@ -3,6 +3,7 @@
  * without a context, expanded from the type tables onto rma.h.
  */
 #include "rma.h"
+#include "stall.h"
 
 #include <stdio.h>
 
@@ -12,11 +13,22 @@ static int flag_set(void *p)
     return __atomic_load_n((uint64_t *)p, __ATOMIC_ACQUIRE) != 0;
 }
 
+static void flag_describe(const void *p, char *buf, size_t n)
+{
+    (void)p;
+    snprintf(buf, n, "a transfer on the DMA engines not complete (sdma "
+             "backend %s)", dsm_sdma_backend_name(dsm_rt.sdma));
+}
+
 void dsm_rma_wait_flag(uint64_t *flag)
 {
     dsm_backoff_t b = {0};
-    while (!flag_set(flag))
+    dsm_stall_t st = {0, 0, 0};
+    while (!flag_set(flag)) {
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, flag_set, flag);
+        dsm_stall_tick(&st, NULL, flag_describe, flag);
+    }
+    dsm_stall_done(&st);
 }
 
 void dsm_rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,

@@ -279,7 +279,11 @@ void dsm_rt_sync_call(const dsm_call_t *c);
 /* Wait until cond(arg); wakes on writes into this PE's memory. */
 void dsm_rt_wait(int (*cond)(void *), void *arg);
 /* The same for a wait of routine: once it has lasted a second,
- * describe(darg) says what for if the PE is ended meanwhile (stall.h). */
+ * describe(darg) says what for if the PE is ended meanwhile (stall.h).
+ * routine NULL with a describe: the routine the program called, found
+ * from the stack (a wait below the API: a quiet's, a network
+ * operation's). Neither: nothing is said (a collective's condition
+ * describes its wait itself). */
 void dsm_rt_wait_in(const char *routine,
                     void (*describe)(const void *, char *, size_t),
                     const void *darg, int (*cond)(void *), void *arg);

@@ -23,6 +23,30 @@ static struct {
     char text[480];
 } pub;
 
+/* The routine of this library that frames pcs[from..n) are in: the
+ * outermost one of this object named shmem* or pshmem* (without the p),
+ * or NULL (a static link without -rdynamic names none). *in_lib (where
+ * given): one of the first two of them is this object's code. */
+static const char *lib_routine(void *const *pcs, int n, int from, int *in_lib)
+{
+    Dl_info self, di;
+    const char *routine = NULL;
+    if (!dladdr((void *)lib_routine, &self))
+        return NULL;
+    for (int k = from; k < n; k++) {
+        if (!dladdr(pcs[k], &di) || di.dli_fbase != self.dli_fbase)
+            continue;
+        if (in_lib)
+            *in_lib |= k <= from + 1;
+        if (di.dli_sname && (!strncmp(di.dli_sname, "shmem", 5) ||
+                             !strncmp(di.dli_sname, "pshmem", 6)))
+            routine = di.dli_sname + (di.dli_sname[0] == 'p');
+    }
+    return routine;
+}
+
+#define STALL_FRAMES 32
+
 void dsm_stall_slow(dsm_stall_t *s, const char *routine,
                     dsm_stall_describe_fn describe, const void *arg)
 {
@@ -39,6 +63,15 @@ void dsm_stall_slow(dsm_stall_t *s, const char *routine,
         /* Another thread's wait is shown; this one stays unpublished
          * (and its counter goes on: it tries again 64 steps later). */
         return;
+    }
+    if (!routine) {
+        /* A wait below the API (a quiet's, a network operation's, a
+         * queue's): the routine the program called, from the stack, once
+         * per wait that lasted. */
+        void *pcs[STALL_FRAMES];
+        routine = lib_routine(pcs, backtrace(pcs, STALL_FRAMES), 1, NULL);
+        if (!routine)
+            routine = "a dmashmem routine";
     }
     int n = snprintf(pub.text, sizeof(pub.text), "%s", routine);
     if (describe && n > 0 && (size_t)n + 2 < sizeof(pub.text)) {
@@ -212,21 +245,10 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
     }
     void *pcs[CRASH_FRAMES];
     int n = backtrace(pcs, CRASH_FRAMES);
-    /* The routine of this library the fault is in (the outermost frame
-     * named shmem_* or pshmem_* of this object), and whether the fault is
-     * in the library at all (its code, or a libc copy it called). */
-    Dl_info self, di;
-    const char *routine = NULL;
+    /* The routine of this library the fault is in, and whether the fault
+     * is in the library at all (its code, or a libc copy it called). */
     int in_lib = 0;
-    if (dladdr((void *)on_crash, &self))
-        for (int k = 2; k < n; k++) {
-            if (!dladdr(pcs[k], &di) || di.dli_fbase != self.dli_fbase)
-                continue;
-            in_lib |= k <= 3;
-            if (di.dli_sname && (!strncmp(di.dli_sname, "shmem", 5) ||
-                                 !strncmp(di.dli_sname, "pshmem", 6)))
-                routine = di.dli_sname + (di.dli_sname[0] == 'p');
-        }
+    const char *routine = lib_routine(pcs, n, 2, &in_lib);
     (void)prctl(PR_GET_NAME, name, 0, 0, 0); /* this thread's name */
     name[16] = '\0';
     if (!strncmp(name, "dsm-", 4)) {

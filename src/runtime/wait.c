@@ -75,7 +75,9 @@ void dsm_rt_wait_in(const char *routine,
 
     while (!wait_cond(&w)) {
         dsm_backoff(&b, &dsm_rt.ctrl->wake_app, wait_cond, &w);
-        if (routine)
+        /* A wait that says neither (dsm_rt_wait) leaves it to its
+         * condition: a collective's describes itself there. */
+        if (routine || describe)
             dsm_stall_tick(&st, routine, describe, darg);
     }
     dsm_stall_done(&st);

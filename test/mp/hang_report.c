@@ -15,6 +15,11 @@
  *   waited    PE 0 sleeps 2 s, then every PE meets in shmem_barrier_all
  *             (the others' wait lasted: described, then withdrawn) and
  *             sleeps in its own code (no line) (2+ PEs)
+ *   quiet     PE 0 puts 1 MiB to PE 1 with putmem_nbi and waits in
+ *             shmem_quiet; the others sleep in their own code (2+ PEs; run
+ *             over the network with no progress thread, where the write
+ *             needs PE 1 to progress: it never completes)
+ *   get       the same with a blocking shmem_getmem of 1 MiB from PE 1
  *   handler   the program's own SIGTERM handler, set before shmem_init,
  *             prints "PE <me>: own handler" and exits 3; the PE waits as
  *             in set (the library's handler is not installed)
@@ -101,6 +106,23 @@ int main(int argc, char **argv)
         say(me, "computes");
         for (;;)
             sleep(100);
+    } else if (!strcmp(m, "quiet") || !strcmp(m, "get")) {
+        CHECK(n >= 2, "%s needs 2 PEs", m);
+        const size_t big = 1 << 20;
+        char *to = shmem_malloc(big), *from = malloc(big);
+        CHECK(to && from, "allocation");
+        memset(from, 1, big);
+        shmem_barrier_all();
+        say(me, me == 0 ? "waits" : "computes");
+        if (me != 0)
+            for (;;)
+                sleep(100);
+        if (!strcmp(m, "get")) {
+            shmem_getmem(from, to, big, 1);
+        } else {
+            shmem_putmem_nbi(to, from, big, 1);
+            shmem_quiet();
+        }
     } else if (!strcmp(m, "sleep")) {
         say(me, "computes");
         for (;;)

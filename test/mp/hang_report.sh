@@ -2,7 +2,8 @@
 # A job ended from outside says where each PE waited (src/runtime/stall.h,
 # intro_shmem(3) "A job that hangs"): test/mp/hang_report.c's modes put
 # the PEs in waits that never end (wait_until, a set wait, a signal wait,
-# a lock, a team's sync, a collective, a barrier against a wait_until) or
+# a lock, a team's sync, a collective, a barrier against a wait_until, and
+# over the network a quiet and a get that a sleeping PE never completes) or
 # in their own code; once every PE said it waits and 2 s more passed, the
 # launcher gets SIGTERM (or its --timeout expires). Each waiting PE must
 # print exactly its line, a PE in its own code none, a wait that ended
@@ -113,6 +114,28 @@ for n in 1 2 4; do
     hang waited $n
     expect_lines "waited on $n PEs" 0
 done
+
+# Waits below the API name the routine the program called and what they
+# wait for: over the network with no progress thread, a write or read of
+# 1 MiB to a PE that sleeps in its own code never completes (both
+# providers; 2 and 4 PEs). The quiet's routine is found from the stack.
+if ldconfig -p 2>/dev/null | grep -q 'libfabric\.so\.1 '; then
+    for prov in "tcp;ofi_rxm" sockets; do
+        for n in 2 4; do
+            for mode in quiet get; do
+                routine=shmem_quiet
+                [ $mode = get ] && routine=shmem_getmem
+                SHMEM_FORCE_NETWORK=1 SHMEM_OFI_PROVIDER=$prov \
+                    SHMEM_OFI_PROGRESS_US=0 SHMEM_PEER_TIMEOUT=0 hang $mode $n
+                expect_line "$mode on $n PEs over $prov" 0 \
+                    "$routine: 1 network operation to PE 1 on node [^ ]* not complete"
+                expect_lines "$mode on $n PEs over $prov" 1
+            done
+        done
+    done
+else
+    echo "SKIP (part): libfabric.so.1 not installed, no network waits"
+fi
 
 # The launcher's --timeout: the same lines, status 124.
 run "$LAUNCHER" -n 2 --timeout 6 "$PROG" mixed "$MARK"
