@@ -270,4 +270,11 @@ static inline int cmp_queued_calls(size_t n)
     return n <= (64u << 10) ? 1000 : n <= (1u << 20) ? 200 : 40;
 }
 
+/* Timed repetitions of a host-called collective row (each k calls, after
+ * a barrier): the row is their median, so that one disturbed repetition
+ * (a PE descheduled for milliseconds while it queues: one H100 run gave
+ * 13.9 us per call against 6.9-7.0 in the runs around it) does not make
+ * the row. */
+#define CMP_COLL_REPS 5
+
 #endif /* BENCH_GPU_CMP_CUH */

@@ -702,9 +702,10 @@ static void cmp_coll_call(int a2a, int how, char *dst, const char *src,
         CK(cudaStreamSynchronize(st));
 }
 
-/* PE 0's mean per call (as nvshmem_bench): after 5 warm-up calls and a
- * barrier, k calls each followed by a stream sync (stream), k calls then
- * one sync (queued), or k blocking calls. */
+/* PE 0's mean per call (as nvshmem_bench): after 5 warm-up calls, the
+ * median of CMP_COLL_REPS timings, each after a barrier, of k calls each
+ * followed by a stream sync (stream), k calls then one sync (queued), or
+ * k blocking calls. */
 static void cmp_coll(char *csrc, char *cdst, int queued)
 {
     cudaStream_t st;
@@ -717,15 +718,19 @@ static void cmp_coll(char *csrc, char *cdst, int queued)
             for (size_t n = CMP_COLL_MIN; n <= CMP_COLL_MAX; n *= 4) {
                 int k = how == C_QUEUED ? cmp_queued_calls(n)
                                         : cmp_coll_iters(n);
+                std::vector<double> reps;
                 for (int w = 0; w < 5; w++)
                     cmp_coll_call(a2a, how, cdst, csrc, n, st);
                 CK(cudaStreamSynchronize(st));
-                shmem_barrier_all();
-                double t0 = cmp_now_s();
-                for (int i = 0; i < k; i++)
-                    cmp_coll_call(a2a, how, cdst, csrc, n, st);
-                CK(cudaStreamSynchronize(st));
-                double us = (cmp_now_s() - t0) * 1e6 / k;
+                for (int r = 0; r < CMP_COLL_REPS; r++) {
+                    shmem_barrier_all();
+                    double t0 = cmp_now_s();
+                    for (int i = 0; i < k; i++)
+                        cmp_coll_call(a2a, how, cdst, csrc, n, st);
+                    CK(cudaStreamSynchronize(st));
+                    reps.push_back((cmp_now_s() - t0) * 1e6 / k);
+                }
+                double us = cmp_median(reps);
                 char name[64];
                 snprintf(name, sizeof(name), "%s_%s",
                          a2a ? "alltoall" : "fcollect",

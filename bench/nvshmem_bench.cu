@@ -285,7 +285,8 @@ static void coll_call(int a2a, char *dst, const char *src, size_t n,
     }
 }
 
-/* queued: k calls, then one synchronisation; else a sync per call. */
+/* queued: k calls, then one synchronisation; else a sync per call. The
+ * median of CMP_COLL_REPS timings after 5 warm-up calls (gpu_cmp.cuh). */
 static void group_coll(int queued)
 {
     const size_t max = CMP_COLL_MAX;
@@ -303,18 +304,22 @@ static void group_coll(int queued)
     for (int a2a = 0; a2a < 2; a2a++)
         for (size_t n = CMP_COLL_MIN; n <= max; n *= 4) {
             int k = queued ? cmp_queued_calls(n) : cmp_coll_iters(n);
+            std::vector<double> reps;
             for (int w = 0; w < 5; w++)
                 coll_call(a2a, dst, src, n, st);
             CMP_CK(cudaStreamSynchronize(st));
-            nvshmem_barrier_all();
-            double t0 = cmp_now_s();
-            for (int i = 0; i < k; i++) {
-                coll_call(a2a, dst, src, n, st);
-                if (!queued)
-                    CMP_CK(cudaStreamSynchronize(st));
+            for (int r = 0; r < CMP_COLL_REPS; r++) {
+                nvshmem_barrier_all();
+                double t0 = cmp_now_s();
+                for (int i = 0; i < k; i++) {
+                    coll_call(a2a, dst, src, n, st);
+                    if (!queued)
+                        CMP_CK(cudaStreamSynchronize(st));
+                }
+                CMP_CK(cudaStreamSynchronize(st));
+                reps.push_back((cmp_now_s() - t0) * 1e6 / k);
             }
-            CMP_CK(cudaStreamSynchronize(st));
-            double us = (cmp_now_s() - t0) * 1e6 / k;
+            double us = cmp_median(reps);
             char name[64];
             snprintf(name, sizeof(name), "%s_%s", a2a ? "alltoall" : "fcollect",
                      queued ? "queued" : "stream");
