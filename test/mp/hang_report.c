@@ -15,16 +15,18 @@
  *   waited    PE 0 sleeps 2 s, then every PE meets in shmem_barrier_all
  *             (the others' wait lasted: described, then withdrawn) and
  *             sleeps in its own code (no line) (2+ PEs)
- *   quiet     PE 0 puts 1 MiB to PE 1 with putmem_nbi and waits in
- *             shmem_quiet; the others sleep in their own code (2+ PEs; run
- *             over the network with no progress thread, where the write
- *             needs PE 1 to progress: it never completes)
+ *   quiet     PE 0 puts 1 MiB to PE 1 with putmem_nbi, once PE 1 has
+ *             left the library, and waits in shmem_quiet; the others sleep
+ *             in their own code (2+ PEs; run over the network with no
+ *             progress thread, where the write needs PE 1 to progress: it
+ *             never completes)
  *   get       the same with a blocking shmem_getmem of 1 MiB from PE 1
  *   handler   the program's own SIGTERM handler, set before shmem_init,
  *             prints "PE <me>: own handler" and exits 3; the PE waits as
  *             in set (the library's handler is not installed)
  * The marker argument the scripts add is ignored.
  */
+#include <fcntl.h>
 #include <signal.h>
 
 #include "mp.h"
@@ -113,10 +115,25 @@ int main(int argc, char **argv)
         CHECK(to && from, "allocation");
         memset(from, 1, big);
         shmem_barrier_all();
+        /* PE 1 says, through a file, once it is out of the library: a PE
+         * still polling in the barrier's last round would serve the
+         * operation (one CI run saw the get complete). */
+        char go[256];
+        const char *tmp = getenv("TMPDIR");
+        snprintf(go, sizeof(go), "%s/dsm-hang-report-go.%d",
+                 tmp && *tmp ? tmp : "/tmp", (int)getppid());
         say(me, me == 0 ? "waits" : "computes");
-        if (me != 0)
+        if (me != 0) {
+            if (me == 1)
+                close(open(go, O_CREAT | O_WRONLY, 0600));
             for (;;)
                 sleep(100);
+        }
+        for (int i = 0; access(go, F_OK) != 0; i++) {
+            CHECK(i < 3000, "PE 1 did not leave the library within 30 s");
+            usleep(10000);
+        }
+        unlink(go);
         if (!strcmp(m, "get")) {
             shmem_getmem(from, to, big, 1);
         } else {
