@@ -54,7 +54,10 @@
  *                      same run (store_table_fence_floor: the peer's base
  *                      loaded from the table each time; the _gpufence
  *                      rows and p_gpufence: the same with __threadfence,
- *                      GPU scope); median us
+ *                      GPU scope; store_table_quiet_floor and
+ *                      copy_table_quiet_floor: p and put + quiet with
+ *                      the engine path's quiet, no library checks, the
+ *                      floors of p_quiet and put_quiet); median us
  *             bw       putmem_thread / _warp / _block (shmemx_dev_putmem,
  *                      _warp, _block), 1 MiB .. max; GB/s
  *             overlap  one thread's putmem of 16 MiB repeated over the
@@ -134,8 +137,16 @@ static void row(const char *test, const char *variant, size_t bytes,
  * volatile 8-byte store through the peer's mapping (looked up before the
  * clock starts) and __threadfence_system. L_TABLE_FLOOR: the same with the
  * peer's base loaded from the segment table each time (what NVSHMEM's p
- * does: after a fence that load goes to L2). */
-enum { L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET, L_TABLE_FLOOR };
+ * does: after a fence that load goes to L2). L_TABLE_QUIET_FLOOR: that,
+ * with the quiet of a device API that also has an engine path (the
+ * engines' two counters loaded before the fence and compared after it,
+ * as shmemx_dev__quiet): p + quiet without the library's checks;
+ * L_COPY_QUIET_FLOOR: the same storing an 8-byte word loaded from the
+ * source (put 8 B + quiet without the checks). */
+enum {
+    L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET, L_TABLE_FLOOR,
+    L_TABLE_QUIET_FLOOR, L_COPY_QUIET_FLOOR
+};
 
 /* The fence of L_FLOOR, L_TABLE_FLOOR and L_P_FENCE: system scope, or
  * GPU scope (__threadfence) with gpu. */
@@ -177,6 +188,23 @@ __global__ void k_lat(shmemx_dev_t d, int kind, char *dst, const char *src,
                 __ldg(&d.base[pe * SHMEMX_DEV_SEGS + s0]) + off0);
             *q = (uint64_t)i;
             lat_fence(gpu);
+            t[i] = gclock() - t0;
+            continue;
+        }
+        if (kind == L_TABLE_QUIET_FLOOR || kind == L_COPY_QUIET_FLOOR) {
+            volatile uint64_t *q = (volatile uint64_t *)(uintptr_t)(
+                __ldg(&d.base[pe * SHMEMX_DEV_SEGS + s0]) + off0);
+            *q = kind == L_COPY_QUIET_FLOOR ? *(const volatile uint64_t *)src
+                                            : (uint64_t)i;
+            unsigned long long is = *(volatile unsigned long long *)&d.words
+                                        [SHMEMX_DEV_W_ISSUE],
+                               co = *(volatile unsigned long long *)&d.words
+                                        [SHMEMX_DEV_W_COMPLETE],
+                               now;
+            __threadfence_system();
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+            if (co < is + (now == 0))
+                shmemx_dev__wait_done(&d, is, "k_lat");
             t[i] = gclock() - t0;
             continue;
         }
@@ -603,6 +631,13 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
     crow("quiet_alone", 0, lat(d, L_QUIET, pdst, dsrc, pe, iters, t), "us");
     crow("store_table_fence_floor", 8,
          lat(d, L_TABLE_FLOOR, pdst, dsrc, pe, iters, t), "us");
+    /* The floors of p / put + quiet for a device API with an engine path
+     * (its quiet reads the engines' counters): the tables' floor rows of
+     * put_quiet and p_quiet (bench/nvcmp-table.awk). */
+    crow("store_table_quiet_floor", 8,
+         lat(d, L_TABLE_QUIET_FLOOR, pdst, dsrc, pe, iters, t), "us");
+    crow("copy_table_quiet_floor", 8,
+         lat(d, L_COPY_QUIET_FLOOR, pdst, dsrc, pe, iters, t), "us");
     /* The same three with a GPU-scope fence (__threadfence): what a quiet
      * would cost where every peer shares this GPU and nothing was written
      * to host memory. */

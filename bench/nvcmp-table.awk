@@ -6,9 +6,16 @@
 # A row of ours that is behind and has a floor measured in the same run
 # (issue #31: "ahead, or within 10 % of a floor measured in the same
 # run") gets the floor and ours against it:
-#   put_quiet, p_quiet, put_quiet_idle_*
-#                                 store_fence_floor (a bare store +
+#   p_quiet                       store_table_quiet_floor (a store
+#                                 through the segment table, the engines'
+#                                 two counters and the fence: the quiet of
+#                                 a device API with an engine path, no
+#                                 library checks) where the run has it,
+#                                 else store_fence_floor (a bare store +
 #                                 fence, no library), 8 B
+#   put_quiet, put_quiet_idle_*   copy_table_quiet_floor (the same storing
+#                                 a word loaded from the source) where the
+#                                 run has it, else store_fence_floor
 #   fcollect_kernel, alltoall_kernel, 64 KiB
 #                                 kernel_engine_put_every_floor_all (every
 #                                 PE's put of its block to every PE, itself
@@ -29,9 +36,13 @@ function human(b) {
     return b " B"
 }
 # The floor row of (npes, row, bytes), "" where it has none.
-function floor_of(np, row, bytes) {
-    if ((row == "put_quiet" || row == "p_quiet" || row ~ /^put_quiet_idle_/) && bytes == 8)
+function floor_of(np, row, bytes,   f) {
+    if ((row == "put_quiet" || row == "p_quiet" || row ~ /^put_quiet_idle_/) && bytes == 8) {
+        f = (row == "p_quiet" ? "store" : "copy") "_table_quiet_floor"
+        if ((np SUBSEP f SUBSEP 8, "dmashmem") in v)
+            return np SUBSEP f SUBSEP 8
         return np SUBSEP "store_fence_floor" SUBSEP 8
+    }
     if ((row == "fcollect_kernel" || row == "alltoall_kernel") && bytes == 65536) {
         if (np == "1")
             return np SUBSEP "kernel_engine_put_floor" SUBSEP 65536

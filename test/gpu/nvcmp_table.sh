@@ -33,6 +33,24 @@ if ! grep -qE '^2 +fcollect_kernel +64 KiB .* behind x1\.80; floor kernel_engine
     echo "$out2"
     fails=$((fails + 1))
 fi
+# With the engine path's floors of p and put + quiet in the run, those
+# rows take them instead of the bare store's.
+out3=$( { cat "$top_srcdir/test/gpu/nvcmp-fixture.csv"
+          echo "dmashmem,2,store_table_quiet_floor,8,0.96,us"
+          echo "dmashmem,2,copy_table_quiet_floor,8,1.2,us"
+          echo "nvshmem,2,put_quiet,8,0.9,us"
+          echo "dmashmem,2,put_quiet,8,1.3,us"; } |
+    awk -F, -f "$top_srcdir/bench/nvcmp-table.awk") || { echo "FAIL: awk"; exit 1; }
+if ! grep -qE '^2 +p_quiet +8 B .* behind x1\.43; floor store_table_quiet_floor 0\.960 us: x1\.10$' <<<"$out3"; then
+    echo "FAIL: behind, engine-path floor of p + quiet: not taken"
+    echo "$out3"
+    fails=$((fails + 1))
+fi
+if ! grep -qE '^2 +put_quiet +8 B .* behind x1\.44; floor copy_table_quiet_floor 1\.200 us: x1\.08$' <<<"$out3"; then
+    echo "FAIL: behind, engine-path floor of put + quiet: not taken"
+    echo "$out3"
+    fails=$((fails + 1))
+fi
 n=$(grep -c . <<<"$out")
 [ "$n" = 11 ] || { echo "FAIL: $n lines, want 11 (header + 10 keys)"; fails=$((fails + 1)); }
 if [ "$fails" -ne 0 ]; then
