@@ -61,14 +61,7 @@ echo "=== nvcmp $(date -u '+%F %T UTC'), deadline ${DEADLINE} s"
 nvidia-smi -L 2>&1 | head -4 | tee "$OUTDIR/gpus-nvcmp.txt"
 
 # ---- NVSHMEM
-NV=""
-for d in "${NVSHMEM_HOME:-}" \
-    "$(python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null)"; do
-    if [ -n "$d" ] && [ -f "$d/include/nvshmem.h" ] && [ -f "$d/lib/libnvshmem_device.a" ]; then
-        NV=$(cd "$d" && pwd)
-        break
-    fi
-done
+nv_find
 NVB=$B/nvshmem_bench
 rm -f "$NVB"
 NVPID=""
@@ -78,21 +71,10 @@ else
     ver=$(grep -rhE "define NVSHMEM_VENDOR_(MAJOR|MINOR|PATCH)_VERSION " "$NV/include" 2>/dev/null |
         awk '{ print $3 }' | head -3 | paste -sd.)
     row "NVSHMEM" "found: $NV (version ${ver:-unknown})"
-    if [ -e "$NV/lib/libnvshmem_host.so" ]; then
-        NVHOST=-lnvshmem_host
-    else
-        NVHOST=-l:libnvshmem_host.so.3
-        for f in "$NV"/lib/libnvshmem_host.so.*; do
-            [ -e "$f" ] && NVHOST=-l:${f##*/} && break
-        done
-    fi
     # In the background, while the library builds.
     (
         t0=$SECONDS
-        "$NVCC" -rdc=true -arch=sm_90 -O2 -I"$NV/include" -I"$SRC/bench" \
-            -o "$NVB" "$SRC/bench/nvshmem_bench.cu" -L"$NV/lib" "$NVHOST" \
-            "$NV/lib/libnvshmem_device.a" -Xlinker -rpath="$NV/lib" &&
-            echo "nvshmem_bench built in $((SECONDS - t0)) s"
+        nv_build_bench "$NVB" && echo "nvshmem_bench built in $((SECONDS - t0)) s"
     ) >"$OUTDIR/build-nvshmem.log" 2>&1 &
     NVPID=$!
 fi

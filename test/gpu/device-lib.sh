@@ -111,3 +111,34 @@ dev_build() {
          make -j"$(nproc)" "$@") >"$log" 2>&1 ||
         { tail -30 "$log"; return 1; }
 }
+
+# nv_find: NVSHMEM's folder into NV (NVSHMEM_HOME, else the Python wheel
+# nvidia-nvshmem-cu13's; "" where neither has the headers and the device
+# library).
+nv_find() {
+    local d
+    NV=""
+    for d in "${NVSHMEM_HOME:-}" \
+        "$(python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null)"; do
+        if [ -n "$d" ] && [ -f "$d/include/nvshmem.h" ] && [ -f "$d/lib/libnvshmem_device.a" ]; then
+            NV=$(cd "$d" && pwd)
+            return 0
+        fi
+    done
+    return 1
+}
+
+# nv_build_bench OUT: bench/nvshmem_bench.cu against NV with nvcc -rdc
+# (NVCC), into OUT; the wheel has only the versioned host library.
+nv_build_bench() {
+    local host=-lnvshmem_host f
+    if [ ! -e "$NV/lib/libnvshmem_host.so" ]; then
+        host=-l:libnvshmem_host.so.3
+        for f in "$NV"/lib/libnvshmem_host.so.*; do
+            [ -e "$f" ] && host=-l:${f##*/} && break
+        done
+    fi
+    "$NVCC" -rdc=true -arch=sm_90 -O2 -I"$NV/include" -I"$SRC/bench" \
+        -o "$1" "$SRC/bench/nvshmem_bench.cu" -L"$NV/lib" "$host" \
+        "$NV/lib/libnvshmem_device.a" -Xlinker -rpath="$NV/lib"
+}

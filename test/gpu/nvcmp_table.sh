@@ -6,12 +6,21 @@
 # against it. Needs no GPU.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-out=$(awk -F, -f "$top_srcdir/bench/nvcmp-table.awk" \
-    "$top_srcdir/test/gpu/nvcmp-fixture.csv") || { echo "FAIL: awk"; exit 1; }
+# table [CSV LINE...]: the table of the fixture with these lines added.
+table() {
+    { cat "$top_srcdir/test/gpu/nvcmp-fixture.csv"
+      [ $# -eq 0 ] || printf '%s\n' "$@"; } |
+        awk -F, -f "$top_srcdir/bench/nvcmp-table.awk"
+}
+out=$(table) || { echo "FAIL: awk"; exit 1; }
 fails=0
-want() { # NAME REGEX
-    if ! grep -qE "$2" <<<"$out"; then
+# want NAME REGEX [TABLE]: a line of TABLE (default: out) matches; TABLE
+# is printed with a failure other than out's (printed last).
+want() {
+    local t=${3-$out}
+    if ! grep -qE "$2" <<<"$t"; then
         echo "FAIL: $1: no line matching: $2"
+        [ $# -lt 3 ] || echo "$t"
         fails=$((fails + 1))
     fi
 }
@@ -25,32 +34,20 @@ want "behind, engine floor, 1 PE" '^1 +fcollect_kernel +64 KiB .* behind x1\.42;
 want "ours only" '^2 +store_fence_floor +8 B +- +0\.576 us +-$'
 # With the floor of the collectives' whole engine work in the run (every
 # PE's put to every PE), the 2-PE rows take it instead.
-out2=$( { cat "$top_srcdir/test/gpu/nvcmp-fixture.csv"
-          echo "dmashmem,2,kernel_engine_put_every_floor_all,65536,15.5,us"; } |
-    awk -F, -f "$top_srcdir/bench/nvcmp-table.awk") || { echo "FAIL: awk"; exit 1; }
-if ! grep -qE '^2 +fcollect_kernel +64 KiB .* behind x1\.80; floor kernel_engine_put_every_floor_all 15\.500 us: x1\.08$' <<<"$out2"; then
-    echo "FAIL: behind, engine floor of every block, 2 PEs: not taken"
-    echo "$out2"
-    fails=$((fails + 1))
-fi
+out2=$(table "dmashmem,2,kernel_engine_put_every_floor_all,65536,15.5,us") ||
+    { echo "FAIL: awk"; exit 1; }
+want "behind, engine floor of every block, 2 PEs" \
+    '^2 +fcollect_kernel +64 KiB .* behind x1\.80; floor kernel_engine_put_every_floor_all 15\.500 us: x1\.08$' "$out2"
 # With the engine path's floors of p and put + quiet in the run, those
 # rows take them instead of the bare store's.
-out3=$( { cat "$top_srcdir/test/gpu/nvcmp-fixture.csv"
-          echo "dmashmem,2,store_table_quiet_floor,8,0.96,us"
-          echo "dmashmem,2,copy_table_quiet_floor,8,1.2,us"
-          echo "nvshmem,2,put_quiet,8,0.9,us"
-          echo "dmashmem,2,put_quiet,8,1.3,us"; } |
-    awk -F, -f "$top_srcdir/bench/nvcmp-table.awk") || { echo "FAIL: awk"; exit 1; }
-if ! grep -qE '^2 +p_quiet +8 B .* behind x1\.43; floor store_table_quiet_floor 0\.960 us: x1\.10$' <<<"$out3"; then
-    echo "FAIL: behind, engine-path floor of p + quiet: not taken"
-    echo "$out3"
-    fails=$((fails + 1))
-fi
-if ! grep -qE '^2 +put_quiet +8 B .* behind x1\.44; floor copy_table_quiet_floor 1\.200 us: x1\.08$' <<<"$out3"; then
-    echo "FAIL: behind, engine-path floor of put + quiet: not taken"
-    echo "$out3"
-    fails=$((fails + 1))
-fi
+out3=$(table "dmashmem,2,store_table_quiet_floor,8,0.96,us" \
+    "dmashmem,2,copy_table_quiet_floor,8,1.2,us" \
+    "nvshmem,2,put_quiet,8,0.9,us" "dmashmem,2,put_quiet,8,1.3,us") ||
+    { echo "FAIL: awk"; exit 1; }
+want "behind, engine-path floor of p + quiet" \
+    '^2 +p_quiet +8 B .* behind x1\.43; floor store_table_quiet_floor 0\.960 us: x1\.10$' "$out3"
+want "behind, engine-path floor of put + quiet" \
+    '^2 +put_quiet +8 B .* behind x1\.44; floor copy_table_quiet_floor 1\.200 us: x1\.08$' "$out3"
 n=$(grep -c . <<<"$out")
 [ "$n" = 11 ] || { echo "FAIL: $n lines, want 11 (header + 10 keys)"; fails=$((fails + 1)); }
 if [ "$fails" -ne 0 ]; then

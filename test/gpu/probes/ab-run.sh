@@ -55,25 +55,9 @@ for v in "${VARS[@]}"; do
     build_var "$v" &
     pids+=($!)
 done
-NV=""
-for d in "${NVSHMEM_HOME:-}" \
-    "$(python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null)"; do
-    if [ -n "$d" ] && [ -f "$d/include/nvshmem.h" ] && [ -f "$d/lib/libnvshmem_device.a" ]; then
-        NV=$(cd "$d" && pwd)
-        break
-    fi
-done
 NVB=$W/nvshmem_bench
-if [ -n "$NV" ]; then
-    NVHOST=-lnvshmem_host
-    if [ ! -e "$NV/lib/libnvshmem_host.so" ]; then
-        for f in "$NV"/lib/libnvshmem_host.so.*; do
-            [ -e "$f" ] && NVHOST=-l:${f##*/} && break
-        done
-    fi
-    "$NVCC" -rdc=true -arch=sm_90 -O2 -I"$NV/include" -I"$SRC/bench" -o "$NVB" \
-        "$SRC/bench/nvshmem_bench.cu" -L"$NV/lib" "$NVHOST" "$NV/lib/libnvshmem_device.a" \
-        -Xlinker -rpath="$NV/lib" >"$OUTDIR/build-N.log" 2>&1 && VARS+=(N)
+if nv_find && nv_build_bench "$NVB" >"$OUTDIR/build-N.log" 2>&1; then
+    VARS+=(N)
 fi
 i=0
 OKV=()

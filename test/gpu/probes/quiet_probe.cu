@@ -15,8 +15,9 @@
  *   quiet        shmemx_dev_quiet
  *   p_fence      shmemx_dev_uint64_p + the fence
  *   p_quiet      shmemx_dev_uint64_p + shmemx_dev_quiet
- *   quiet_t, p_quiet_t  the same with the quiet's compare tied to a
- *                timer read after the fence (quiet_t below)
+ *   quiet_untied, p_quiet_untied  the same with the quiet as it was
+ *                before its compare was tied to a timer read after the
+ *                fence (quiet_untied below)
  * Links the library (no -rdc), like bench/gpu_devbench.cu:
  *   nvcc -arch=sm_90 -O2 -Iinclude quiet_probe.cu -ldmashmem
  *   shmem_launcher -n 2 ./quiet_probe
@@ -43,27 +44,24 @@
 enum {
     V_FENCE, V_STORE_FENCE, V_LOADS_FENCE, V_FENCE_LOADS, V_STORE_LOADS_FENCE,
     V_LOADS_GPU_FENCE, V_LOADS_ACQREL, V_QUIET, V_P_FENCE, V_P_QUIET,
-    V_QUIET_T, V_P_QUIET_T, V_N
+    V_QUIET_UNTIED, V_P_QUIET_UNTIED, V_N
 };
 static const char *const names[V_N] = {
     "fence", "store_fence", "loads_fence", "fence_loads", "store_loads_fence",
     "loads_gpu_fence", "loads_acqrel", "quiet", "p_fence", "p_quiet",
-    "quiet_t", "p_quiet_t"};
+    "quiet_untied", "p_quiet_untied"};
 
-/* The quiet with its compare tied to a timer read after the fence, so
- * that ptxas cannot hoist the compare above the fence (where it waits
- * for the loads before the fence is issued). now is never 0; if it were,
- * the wait would be entered once more than needed, which is harmless. */
-__device__ static inline void quiet_t(const shmemx_dev_t *d)
+/* The quiet as it was before its compare was tied to a timer read after
+ * the fence (include/shmemx_cuda.h): ptxas hoists this compare above the
+ * fence, which then waits for the two loads before it starts. */
+__device__ static inline void quiet_untied(const shmemx_dev_t *d)
 {
     unsigned long long t =
         *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_ISSUE];
     unsigned long long c =
         *(volatile unsigned long long *)&d->words[SHMEMX_DEV_W_COMPLETE];
-    unsigned long long now;
     __threadfence_system();
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (c < t + (now == 0))
+    if (c < t)
         shmemx_dev__wait_done(d, t, "quiet_probe");
 }
 
@@ -142,12 +140,12 @@ __global__ void k_probe(shmemx_dev_t d, int v, uint64_t *sym, int pe,
             shmemx_dev_uint64_p(d, sym, (uint64_t)i, pe);
             shmemx_dev_quiet(d);
             break;
-        case V_QUIET_T:
-            quiet_t(&d);
+        case V_QUIET_UNTIED:
+            quiet_untied(&d);
             break;
-        case V_P_QUIET_T:
+        case V_P_QUIET_UNTIED:
             shmemx_dev_uint64_p(d, sym, (uint64_t)i, pe);
-            quiet_t(&d);
+            quiet_untied(&d);
             break;
         }
         /* The loads' values are used (after the timing's end), as the
