@@ -108,52 +108,8 @@ fi
 # ---- runs
 export SHMEM_CUDA_DEVICE=0
 MAX=$((256 << 20))
-MPSD=""
 
-mps_ctl() { # ARGS: nvidia-cuda-mps-control with this script's daemon
-    CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe CUDA_MPS_LOG_DIRECTORY=$MPSD/log \
-        timeout 20 nvidia-cuda-mps-control "$@"
-}
-mps_start() {
-    if ! command -v nvidia-cuda-mps-control >/dev/null; then
-        row "MPS daemon" "NOT FOUND (nvidia-cuda-mps-control): 2-PE collectives time-sliced"
-        return 1
-    fi
-    if ! MPSD=$(mktemp -d "${TMPDIR:-/tmp}/nvcmp-mps-XXXXXX"); then
-        row "MPS daemon" "FAILED (no directory for its pipe and log): 2-PE collectives time-sliced"
-        MPSD=""
-        return 1
-    fi
-    mkdir -p "$MPSD/pipe" "$MPSD/log"
-    if mps_ctl -d; then
-        row "MPS daemon" "started ($MPSD)"
-        return 0
-    fi
-    row "MPS daemon" "FAILED to start: 2-PE collectives time-sliced"
-    rm -rf "$MPSD"
-    MPSD=""
-    return 1
-}
-mps_stop() {
-    [ -n "$MPSD" ] || return 0
-    echo quit | mps_ctl >/dev/null 2>&1
-    sleep 1
-    for f in "$MPSD"/log/*.log; do
-        [ -f "$f" ] && cp "$f" "$OUTDIR/mps-${f##*/}"
-    done
-    rm -rf "$MPSD"
-    MPSD=""
-}
 trap mps_stop EXIT
-
-# mps_env NP: MPS_ENV, the environment of an NP-PE job under this script's
-# daemon (an equal share of the SMs each); empty without a daemon.
-mps_env() {
-    MPS_ENV=()
-    [ -n "$MPSD" ] || return 0
-    MPS_ENV=("CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe" "CUDA_MPS_LOG_DIRECTORY=$MPSD/log"
-        "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / $1))")
-}
 
 # job LIB NP GROUP TIMEOUT [mps]: one group of rows of one library, its
 # output into OUTDIR/LIB-npNP-GROUP.log, its rows into .csv; one summary

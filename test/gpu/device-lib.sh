@@ -142,3 +142,52 @@ nv_build_bench() {
         -o "$1" "$SRC/bench/nvshmem_bench.cu" -L"$NV/lib" "$host" \
         "$NV/lib/libnvshmem_device.a" -Xlinker -rpath="$NV/lib"
 }
+
+# A CUDA MPS daemon of the calling script's own (private pipe and log
+# directories in MPSD; "" without one): mps_start starts it (one summary
+# row), mps_stop ends it and keeps its logs in OUTDIR (callers trap it on
+# EXIT), mps_env sets MPS_ENV for a job. NVSHMEM's collectives need MPS
+# with the shares adding up to <= 100 for PEs sharing a GPU.
+MPSD=""
+mps_ctl() { # ARGS: nvidia-cuda-mps-control with this script's daemon
+    CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe CUDA_MPS_LOG_DIRECTORY=$MPSD/log \
+        timeout 20 nvidia-cuda-mps-control "$@"
+}
+mps_start() {
+    if ! command -v nvidia-cuda-mps-control >/dev/null; then
+        row "MPS daemon" "NOT FOUND (nvidia-cuda-mps-control): jobs sharing the GPU are time-sliced"
+        return 1
+    fi
+    if ! MPSD=$(mktemp -d "${TMPDIR:-/tmp}/dsm-mps-XXXXXX"); then
+        row "MPS daemon" "FAILED (no directory for its pipe and log): jobs sharing the GPU are time-sliced"
+        MPSD=""
+        return 1
+    fi
+    mkdir -p "$MPSD/pipe" "$MPSD/log"
+    if mps_ctl -d; then
+        row "MPS daemon" "started ($MPSD)"
+        return 0
+    fi
+    row "MPS daemon" "FAILED to start: jobs sharing the GPU are time-sliced"
+    rm -rf "$MPSD"
+    MPSD=""
+    return 1
+}
+mps_stop() {
+    [ -n "$MPSD" ] || return 0
+    echo quit | mps_ctl >/dev/null 2>&1
+    sleep 1
+    for f in "$MPSD"/log/*.log; do
+        [ -f "$f" ] && cp "$f" "$OUTDIR/mps-${f##*/}"
+    done
+    rm -rf "$MPSD"
+    MPSD=""
+}
+# mps_env NP: MPS_ENV, the environment of an NP-PE job under the
+# daemon (an equal share of the SMs each); empty without a daemon.
+mps_env() {
+    MPS_ENV=()
+    [ -n "$MPSD" ] || return 0
+    MPS_ENV=("CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe" "CUDA_MPS_LOG_DIRECTORY=$MPSD/log"
+        "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / $1))")
+}

@@ -77,19 +77,10 @@ for v in "${VARS[@]}"; do
 done
 
 # ---- MPS for 2 PEs on one GPU
-MPSD=""
-pre=()
-if [ "$NP" -gt 1 ] && command -v nvidia-cuda-mps-control >/dev/null; then
-    MPSD=$(mktemp -d /tmp/ab-mps-XXXXXX)
-    mkdir -p "$MPSD/pipe" "$MPSD/log"
-    export CUDA_MPS_PIPE_DIRECTORY=$MPSD/pipe CUDA_MPS_LOG_DIRECTORY=$MPSD/log
-    if timeout 20 nvidia-cuda-mps-control -d; then
-        pre=(CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / NP)))
-        row "MPS" "started"
-    else
-        row "MPS" "FAILED: time-sliced"
-    fi
-fi
+trap mps_stop EXIT
+[ "$NP" -gt 1 ] && mps_start
+mps_env "$NP"
+pre=(${MPS_ENV[@]+"${MPS_ENV[@]}"})
 
 # ---- rounds
 export SHMEM_CUDA_DEVICE=0
@@ -116,7 +107,7 @@ for r in $(seq "$ROUNDS"); do
         done
     done
 done
-[ -z "$MPSD" ] || { echo quit | timeout 20 nvidia-cuda-mps-control; rm -rf "$MPSD"; }
+mps_stop
 
 # ---- medians: row bytes, one column per variant
 echo
