@@ -204,6 +204,7 @@ static int do_init(int requested)
         .wake = &dsm_rt.ctrl->wake,
         .app_wake = &dsm_rt.ctrl->wake_app,
         .backend = dsm_env.sdma_backend,
+        .wait = dsm_rt_wait_in,
     };
     st = dsm_sdma_open(&cfg, &dsm_rt.sdma);
     if (st != DSM_OK) {

@@ -10,9 +10,10 @@
  *   shmem_long_wait_until: the word at 0x4040a0 SHMEM_CMP_EQ 5 (it held 0)
  *
  * Waits below the API (a quiet's for the network or the DMA engines, a
- * blocking network operation's) name the routine the program called,
- * found from the stack when they publish (routine NULL), and what they
- * wait for (net/ofi_ep.c, runtime/path.c, runtime/rma.c).
+ * blocking network operation's, the DMA layer's for a queue or its
+ * request ring) name the routine the program called, found from the
+ * stack when they publish (routine NULL), and what they wait for
+ * (net/ofi_ep.c, runtime/path.c, runtime/rma.c, sdma/sdma.c).
  *
  * A PE that prints nothing was not waiting in the library. The waits
  * themselves pay nothing until they have lasted (a counter, then a clock

@@ -241,6 +241,28 @@ static int submit_left(dsm_sdma_t *s)
     }
 }
 
+/* The request ring has a free cell at its head (after helping). */
+static int ring_room(void *p)
+{
+    dsm_sdma_t *s = p;
+    dsm_sdma_progress(s, 1);
+    uint64_t pos = __atomic_load_n(&s->req_head, __ATOMIC_RELAXED);
+    uint64_t seq =
+        __atomic_load_n(&s->req[pos & s->req_mask].seq, __ATOMIC_ACQUIRE);
+    return (int64_t)(seq - pos) >= 0;
+}
+
+static void describe_ring(const void *p, char *buf, size_t n)
+{
+    const dsm_sdma_t *s = p;
+    snprintf(buf, n,
+             "room in the %s DMA layer's request ring (%llu entries, all "
+             "taken; %llu moved to the engines' queues)",
+             s->ops->name, (unsigned long long)(s->req_mask + 1),
+             (unsigned long long)__atomic_load_n(&s->req_tail,
+                                                 __ATOMIC_RELAXED));
+}
+
 void dsm_sdma_request(dsm_sdma_t *s, int engine, const dsm_cmd_t *cmd)
 {
     uint64_t pos = __atomic_load_n(&s->req_head, __ATOMIC_RELAXED);
@@ -260,8 +282,12 @@ void dsm_sdma_request(dsm_sdma_t *s, int engine, const dsm_cmd_t *cmd)
                 break;
         } else if (dif < 0) {
             /* Ring full: become the proxy for a moment. */
-            if (!dsm_sdma_progress(s, 1))
-                dsm_backoff(&b, NULL, NULL, NULL);
+            if (!dsm_sdma_progress(s, 1)) {
+                if (s->cfg.wait)
+                    s->cfg.wait(NULL, describe_ring, s, ring_room, s);
+                else
+                    dsm_backoff(&b, NULL, NULL, NULL);
+            }
             pos = __atomic_load_n(&s->req_head, __ATOMIC_RELAXED);
         } else {
             pos = __atomic_load_n(&s->req_head, __ATOMIC_RELAXED);
@@ -385,11 +411,34 @@ static int queue_reached(void *p)
     return __atomic_load_n(&a->q->retired, __ATOMIC_ACQUIRE) >= a->seq;
 }
 
+static void describe_queue(const void *p, char *buf, size_t n)
+{
+    const struct queue_wait_arg *a = p;
+    const dsm_sdma_queue_t *q = a->q;
+    snprintf(buf, n,
+             "the %s DMA engine %d's queue %d to retire its commands up to "
+             "%llu (retired %llu, completed %llu, submitted %llu)",
+             q->sdma->ops->name, q->engine, q->index,
+             (unsigned long long)a->seq,
+             (unsigned long long)__atomic_load_n(&q->retired,
+                                                 __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&q->completed,
+                                                 __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&q->submitted,
+                                                 __ATOMIC_RELAXED));
+}
+
 void dsm_sdma_queue_wait(dsm_sdma_queue_t *q, uint64_t seq)
 {
     struct queue_wait_arg a = {q, seq};
     dsm_backoff_t b = {0};
 
+    if (queue_reached(&a))
+        return;
+    if (q->sdma->cfg.wait) {
+        q->sdma->cfg.wait(NULL, describe_queue, &a, queue_reached, &a);
+        return;
+    }
     while (!queue_reached(&a))
         dsm_backoff(&b, q->sdma->app_wake, queue_reached, &a);
 }

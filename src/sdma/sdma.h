@@ -151,6 +151,16 @@ typedef struct dsm_sdma_config {
     dsm_wake_t *wake;   /* this process's engine wake word (doorbells) */
     dsm_wake_t *app_wake; /* this process's waiters (notified on completion) */
     const char *backend; /* NULL/"auto" or a backend name */
+    /* Where set (the runtime's dsm_rt_wait_in), the layer's waits for its
+     * engines in a program's thread go through it: a queue's commands
+     * retired (dsm_sdma_queue_wait) and room in the full request ring
+     * (dsm_sdma_request); describe(darg) says which, for the line of a PE
+     * ended while it waits (runtime/stall.h). NULL: the layer's own
+     * backoff. (dsm_sdma_post's wait for room in a full queue stays a
+     * yield: the device API's proxy thread posts too.) */
+    void (*wait)(const char *routine,
+                 void (*describe)(const void *, char *, size_t),
+                 const void *darg, int (*cond)(void *), void *arg);
 } dsm_sdma_config_t;
 
 /* Open the layer: pick a backend, create cfg->engines RMA queues, start the

@@ -3,11 +3,13 @@
  * queue, batching (one post = one doorbell), prelaunched chains behind a
  * trigger, monotonic completion sequences, queues smaller than what is
  * posted, BCAST/SWAP/SIGNAL/SIGNAL_ADD semantics, requests from several
- * threads at once, and asynchronous progress by the engine and proxy
- * threads.
+ * threads at once, asynchronous progress by the engine and proxy
+ * threads, and the waits handed to the runtime's wait (a queue's commands
+ * retired, room in the request ring) with what they wait for.
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +21,10 @@
 #endif
 
 static dsm_wake_t wake, app_wake;
+/* The wait open_layer's layers hand their waits to (cfg.wait), or NULL. */
+static void (*layer_wait)(const char *,
+                          void (*)(const void *, char *, size_t),
+                          const void *, int (*)(void *), void *);
 
 static dsm_sdma_t *open_layer(int engines, uint64_t depth, uint64_t rdepth,
                               int proxy)
@@ -32,6 +38,7 @@ static dsm_sdma_t *open_layer(int engines, uint64_t depth, uint64_t rdepth,
         .wake = &wake,
         .app_wake = &app_wake,
         .backend = "cpu",
+        .wait = layer_wait,
     };
     dsm_sdma_t *s = NULL;
     ck_assert_int_eq(dsm_sdma_open(&cfg, &s), DSM_OK);
@@ -493,6 +500,106 @@ START_TEST(test_engine_async)
 }
 END_TEST
 
+/* A runtime's wait (cfg.wait) gets the layer's waits that do not end at
+ * once, with what they wait for: hook_wait records its calls and the
+ * description, checks the condition does not hold yet, runs `release`
+ * (what lets the wait end), then waits for the condition. */
+static struct {
+    int calls, held_before;
+    const char *routine;
+    char text[256];
+    void (*release)(void);
+} hook;
+
+static void hook_wait(const char *routine,
+                      void (*describe)(const void *, char *, size_t),
+                      const void *darg, int (*cond)(void *), void *arg)
+{
+    hook.calls++;
+    hook.routine = routine;
+    describe(darg, hook.text, sizeof(hook.text));
+    hook.held_before = cond(arg);
+    hook.release();
+    double t0 = now_s();
+    while (!cond(arg))
+        ck_assert_msg(now_s() - t0 < 20, "the wait did not end: %s",
+                      hook.text);
+}
+
+static uint64_t hook_trig;
+static dsm_sdma_t *hook_layer;
+static void release_trigger(void)
+{
+    dsm_sdma_trigger(hook_layer, &hook_trig, 1, &wake);
+}
+static void release_progress(void)
+{
+    pthread_mutex_unlock(&hook_layer->progress_lock);
+}
+
+START_TEST(test_wait_hook)
+{
+    layer_wait = hook_wait;
+    dsm_sdma_t *s = open_layer(1, 64, 4, 0);
+    layer_wait = NULL;
+    hook_layer = s;
+    memset(&hook, 0, sizeof(hook));
+
+    /* A queue's commands, held behind a trigger. */
+    dsm_sdma_queue_t *q;
+    ck_assert_int_eq(dsm_sdma_queue_create(s, 0, &q), DSM_OK);
+    static uint64_t flag;
+    char src[64], dst[64], want[256];
+    memset(src, 'W', sizeof(src));
+    memset(dst, 0, sizeof(dst));
+    hook_trig = flag = 0;
+    dsm_cmd_t chain[] = {sig_cmd(DSM_CMD_WAIT, &hook_trig, 1),
+                         copy_cmd(src, dst, sizeof(src)),
+                         sig_cmd(DSM_CMD_SIGNAL, &flag, 1)};
+    uint64_t seq = dsm_sdma_post(q, chain, 3);
+    hook.release = release_trigger;
+    dsm_sdma_queue_wait(q, seq);
+    ck_assert_int_eq(hook.calls, 1);
+    ck_assert_ptr_null(hook.routine); /* the runtime finds the routine */
+    ck_assert_int_eq(hook.held_before, 0);
+    snprintf(want, sizeof(want),
+             "the cpu DMA engine 0's queue %d to retire its commands up to "
+             "%llu (retired 0, completed 0, submitted %llu)",
+             q->index, (unsigned long long)seq, (unsigned long long)seq);
+    ck_assert_str_eq(hook.text, want);
+    ck_assert_uint_eq(flag, 1);
+    ck_assert_int_eq(memcmp(dst, src, sizeof(src)), 0);
+    /* Done already: no wait at all. */
+    dsm_sdma_queue_wait(q, seq);
+    ck_assert_int_eq(hook.calls, 1);
+
+    /* The request ring (4 entries) full: nobody may drain it while this
+     * thread holds the progress lock, so the fifth request waits. */
+    static uint64_t counter, done;
+    counter = done = 0;
+    pthread_mutex_lock(&s->progress_lock);
+    hook.release = release_progress;
+    for (int i = 0; i < 5; i++) {
+        dsm_cmd_t c = sig_cmd(DSM_CMD_SIGNAL_ADD, &counter, 1);
+        c.done = &done;
+        dsm_sdma_request(s, 0, &c);
+    }
+    ck_assert_int_eq(hook.calls, 2);
+    ck_assert_int_eq(hook.held_before, 0);
+    ck_assert_str_eq(hook.text,
+                     "room in the cpu DMA layer's request ring (4 entries, "
+                     "all taken; 0 moved to the engines' queues)");
+    double t0 = now_s();
+    while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < 5) {
+        dsm_sdma_progress(s, 1);
+        ck_assert_msg(now_s() - t0 < 20, "requests stuck at %llu",
+                      (unsigned long long)done);
+    }
+    ck_assert_uint_eq(counter, 5);
+    dsm_sdma_close(s, 0);
+}
+END_TEST
+
 static Suite *sdma_suite(void)
 {
     Suite *s = suite_create("sdma");
@@ -513,6 +620,7 @@ static Suite *sdma_suite(void)
     tcase_add_test(tc, test_proxy_async);
     tcase_add_test(tc, test_engine_proxy_async);
     tcase_add_test(tc, test_engine_async);
+    tcase_add_test(tc, test_wait_hook);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
