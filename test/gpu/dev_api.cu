@@ -9,7 +9,9 @@
  *   rma      putmem, putmem_nbi, getmem, getmem_nbi (+ quiet) for sources
  *            and destinations in the host heap, the device heap and (local
  *            side) a private cudaMalloc buffer; sizes on the store path
- *            (8, 256 B) and on the engines (4 KiB .. 1 MiB)
+ *            (1, 8, 13, 256 B) and on the engines (4 KiB .. 1 MiB), each
+ *            also with the local side 3 or the symmetric side 5 bytes off
+ *            alignment; the 8 bytes after a destination must stay 0
  *   signal   putmem_signal_nbi SET and ADD, store path and engines, into
  *            device- and host-heap words: the receiving kernel waits with
  *            signal_wait_until and checks every byte (data before signal),
@@ -117,6 +119,16 @@ static void zero(void *p, size_t n)
     free(z);
 }
 
+static int is_zero(const void *p, size_t n)
+{
+    unsigned char h[64] = {0};
+    size_t i;
+    CK(cudaMemcpy(h, p, n, cudaMemcpyDefault));
+    for (i = 0; i < n && !h[i]; i++)
+        ;
+    return i == n;
+}
+
 static size_t check(const void *p, size_t n, int pe, int round)
 {
     unsigned char *h = (unsigned char *)malloc(n);
@@ -162,15 +174,44 @@ __global__ void k_rma(shmemx_dev_t d, int op, void *dst, const void *src,
     }
 }
 
+/* One put or get of n bytes between my loc and the next PE's sym (a put
+ * lands in my sym from the previous PE), its data checked and the 8 bytes
+ * after the destination still 0. */
+static void rma_case(shmemx_dev_t d, int op, char *loc, char *sym, size_t n,
+                     int round, const char *what)
+{
+    int next = (me + 1) % npes, prev = (me - 1 + npes) % npes;
+    int put = op == OP_PUT || op == OP_PUT_NBI;
+    char *dst = put ? sym : loc;
+
+    zero(dst, n + 8);
+    fill(put ? loc : sym, n, me, round);
+    shmem_barrier_all();
+    if (put)
+        k_rma<<<1, 1>>>(d, op, sym, loc, n, next);
+    else
+        k_rma<<<1, 1>>>(d, op, loc, sym, n, next);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    shmem_barrier_all();
+    if (check(dst, n, put ? prev : next, round))
+        FAIL("rma: %s %zu B, %s", op_name[op], n, what);
+    if (!is_zero(dst + n, 8))
+        FAIL("rma: %s %zu B, %s: wrote past the end", op_name[op], n, what);
+}
+
 static void phase_rma(shmemx_dev_t d)
 {
-    const size_t sizes[] = {8, 256, 4096, 65536, 1 << 20};
-    const size_t max = 1 << 20;
+    /* 1 and 13 bytes: the store path's byte copies; offsets: word copies
+     * need both sides 8-byte aligned (the translated side's alignment is
+     * judged on the symmetric address, shmemx_dev__put_stores). */
+    const size_t sizes[] = {1, 8, 13, 256, 4096, 65536, 1 << 20};
+    const size_t offs[][2] = {{0, 0}, {3, 0}, {0, 5}}; /* local, symmetric */
+    const size_t max = (1 << 20) + 16;
     /* [0] host heap, [1] device heap, [2] private device memory (local
      * side only) */
-    char *sym_src[2], *sym_dst[2], *priv_src, *priv_dst;
+    char *sym_src[2], *sym_dst[2], *priv_src, *priv_dst, what[96];
     const char *kind[3] = {"host", "device", "private"};
-    int next = (me + 1) % npes, prev = (me - 1 + npes) % npes;
 
     sym_src[0] = (char *)shmem_malloc(max);
     sym_dst[0] = (char *)shmem_malloc(max);
@@ -182,32 +223,22 @@ static void phase_rma(shmemx_dev_t d)
         FAIL("rma: allocation failed");
         return;
     }
-    for (int op = 0; op < NOPS; op++)
+    for (int op = 0; op < NOPS; op++) {
+        int put = op == OP_PUT || op == OP_PUT_NBI;
         for (int a = 0; a < 3; a++)     /* local side */
             for (int b = 0; b < 2; b++) /* symmetric side */
-                for (size_t si = 0; si < sizeof(sizes) / sizeof(*sizes);
-                     si++) {
-                    size_t n = sizes[si];
-                    int put = op == OP_PUT || op == OP_PUT_NBI;
-                    int round = op * 16 + a * 4 + b;
-                    char *loc = a == 2 ? (put ? priv_src : priv_dst)
-                                       : (put ? sym_src[a] : sym_dst[a]);
-                    char *sym = put ? sym_dst[b] : sym_src[b];
-                    /* put: my loc -> next's sym; get: next's sym -> loc */
-                    zero(put ? sym : loc, n);
-                    fill(put ? loc : sym, n, me, round);
-                    shmem_barrier_all();
-                    if (put)
-                        k_rma<<<1, 1>>>(d, op, sym, loc, n, next);
-                    else
-                        k_rma<<<1, 1>>>(d, op, loc, sym, n, next);
-                    CK(cudaGetLastError());
-                    CK(cudaDeviceSynchronize());
-                    shmem_barrier_all();
-                    if (check(put ? sym : loc, n, put ? prev : next, round))
-                        FAIL("rma: %s %zu B, local %s, symmetric %s",
-                             op_name[op], n, kind[a], kind[b]);
-                }
+                for (size_t si = 0; si < sizeof(sizes) / sizeof(*sizes); si++)
+                    for (int o = 0; o < 3; o++) {
+                        char *loc = a == 2 ? (put ? priv_src : priv_dst)
+                                           : (put ? sym_src[a] : sym_dst[a]);
+                        char *sym = put ? sym_dst[b] : sym_src[b];
+                        snprintf(what, sizeof(what),
+                                 "local %s + %zu, symmetric %s + %zu", kind[a],
+                                 offs[o][0], kind[b], offs[o][1]);
+                        rma_case(d, op, loc + offs[o][0], sym + offs[o][1],
+                                 sizes[si], op * 16 + a * 4 + b, what);
+                    }
+    }
     shmem_barrier_all();
     CK(cudaFree(priv_src));
     CK(cudaFree(priv_dst));

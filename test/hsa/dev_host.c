@@ -27,6 +27,8 @@
  *   dev_host badpe      a put to PE npes: one line, the process aborts
  *   dev_host badput     a putmem_nbi whose last 8 bytes lie past the end
  *                       of the heap: one line, the process aborts
+ *   dev_host badaddr    a p to an address outside the symmetric segments
+ *                       (on the stack): one line, the process aborts
  *   dev_host badcoll    an fcollectmem whose destination runs past the
  *                       end of the heap: one line, the process aborts
  */
@@ -427,6 +429,15 @@ int main(int argc, char **argv)
             shmemx_dev_putmem_nbi(
                 d, (char *)(uintptr_t)(d.lo[0] + d.size[0]) - 56, buf, 64,
                 npes - 1);
+        shmem_barrier_all();
+        return 1; /* not reached */
+    }
+    if (argc > 1 && !strcmp(argv[1], "badaddr")) {
+        /* PE 0: a p to an address in no symmetric segment (the stack;
+         * statics are symmetric). */
+        volatile uint64_t priv = 0;
+        if (me == 0)
+            shmemx_dev_uint64_p(d, (uint64_t *)&priv, 1, npes - 1);
         shmem_barrier_all();
         return 1; /* not reached */
     }

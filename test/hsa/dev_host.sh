@@ -15,8 +15,9 @@
 #  3. shmemx_dev_get returns -1 with one line on the cpu backend and where
 #     the hsa backend has no SDMA queue (HSA_MODEL_NO_QUEUES=1: async
 #     copies);
-#  4. a put to a PE that does not exist, a put and an fcollectmem whose
-#     destination runs past the end of the heap: one line naming routine,
+#  4. a put to a PE that does not exist, a p to an address outside the
+#     symmetric segments, a put and an fcollectmem whose destination runs
+#     past the end of the heap: one line naming routine,
 #     PE and value, the job fails (does not hang), nothing is left behind;
 #  5. SHMEM_HSA_MAX_QUEUES=1 (the RMA queue holds it): shmemx_dev_get
 #     cannot have its queue and says so; the job fails.
@@ -61,6 +62,11 @@ run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badput "$MARK"
 expect_fail "a putmem_nbi past the end of the heap"
 expect_err "PE 0: shmemx_dev_putmem_nbi: address 0x[0-9a-f]*, the last byte of the symmetric range, is past the end of its segment" \
     "the put's line"
+expect_clean "the failed job"
+run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badaddr "$MARK"
+expect_fail "a p to an address that is not symmetric"
+expect_err "PE 0: shmemx_dev_uint64_p: address 0x[0-9a-f]* is not symmetric" \
+    "the address's line"
 expect_clean "the failed job"
 run env $HSA "$LAUNCHER" -n 2 --timeout 60 "$PROG" badcoll "$MARK"
 expect_fail "an fcollectmem past the end of the heap"
