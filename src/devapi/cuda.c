@@ -99,21 +99,14 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
             if (b && !zero[pe * SHMEMX_DEV_SEGS + k])
                 dsm_rt_fatal(rn, "the GPU cannot address PE %d's %s segment",
                              pe, s->name);
-            if (zero[pe * SHMEMX_DEV_SEGS + k] & 7) /* shmemx_dev__put_stores */
-                dsm_rt_fatal(rn,
-                             "PE %d's %s segment is at %#llx in the GPU's "
-                             "view: not 8-byte aligned",
-                             pe, s->name,
-                             (unsigned long long)zero[pe * SHMEMX_DEV_SEGS + k]);
+            dsm_dev_seg_aligned(rn, pe, s->name,
+                                zero[pe * SHMEMX_DEV_SEGS + k]);
         }
     for (int k = 0; k < SHMEMX_DEV_SEGS; k++) {
         const dsm_seg_t *s = &dsm_rt.segs[dev_segs[k]];
         dev.lo[k] = s->size ? g->gpu_view(s->base) : 0;
         dev.size[k] = dev.lo[k] ? s->size : 0;
-        if (dev.lo[k] & 7)
-            dsm_rt_fatal(rn, "the %s segment is at %#llx in the GPU's view: "
-                         "not 8-byte aligned", s->name,
-                         (unsigned long long)dev.lo[k]);
+        dsm_dev_seg_aligned(rn, dev.me, s->name, dev.lo[k]);
     }
     if ((st = g->copy_sync(table, zero, tbytes)) != DSM_OK)
         dsm_rt_fatal(rn, "cannot write the device API's table");

@@ -14,6 +14,7 @@
 
 #include "common/common.h"
 #include "runtime/env.h"
+#include "runtime/rt.h"
 
 /* Measured on H200 (docs/PERFORMANCE.md, "Device API", the sweep of
  * 2026-12-02): up to this a thread's own stores beat a round trip through
@@ -30,6 +31,19 @@ static inline uint32_t dsm_dev_store_max(void)
                ? DSM_DEV_STORE_MAX_DEFAULT
                : (uint32_t)DSM_MIN(dsm_env.dev_store_max,
                                    (uint64_t)UINT32_MAX);
+}
+
+/* A segment's base in the GPU's view (PE pe's, in routine rn's table):
+ * shmemx_dev__put_stores judges a word copy's alignment on the symmetric
+ * address, which holds only where every base is 8-byte aligned. */
+static inline void dsm_dev_seg_aligned(const char *rn, int pe,
+                                       const char *seg, uint64_t gpu)
+{
+    if (gpu & 7)
+        dsm_rt_fatal(rn,
+                     "PE %d's %s segment is at %#llx in the GPU's view: "
+                     "not 8-byte aligned",
+                     pe, seg, (unsigned long long)gpu);
 }
 
 /* The proxy thread's work for a FIFO HOST slot (a persistent request's

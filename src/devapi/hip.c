@@ -82,20 +82,14 @@ static int hip_setup(void)
             if (b && dsm_sdma_devq_map(dsm_rt.sdma, b, s->size, &gpu, why,
                                        sizeof(why)) != DSM_OK)
                 dsm_rt_fatal(rn, "PE %d's %s segment: %s", pe, s->name, why);
-            if (gpu & 7) /* shmemx_dev__put_stores */
-                dsm_rt_fatal(rn,
-                             "PE %d's %s segment is at %#llx in the GPU's "
-                             "view: not 8-byte aligned",
-                             pe, s->name, (unsigned long long)gpu);
+            dsm_dev_seg_aligned(rn, pe, s->name, gpu);
             table[pe * SHMEMX_DEV_SEGS + k] = gpu;
         }
     for (int k = 0; k < SHMEMX_DEV_SEGS; k++) {
         const dsm_seg_t *s = &dsm_rt.segs[hip_segs[k]];
         hip.lo[k] = s->size ? (uint64_t)(uintptr_t)s->base : 0;
         hip.size[k] = hip.lo[k] ? s->size : 0;
-        if (hip.lo[k] & 7)
-            dsm_rt_fatal(rn, "the %s segment is at %p: not 8-byte aligned",
-                         s->name, s->base);
+        dsm_dev_seg_aligned(rn, hip.me, s->name, hip.lo[k]);
     }
     hip.base = (const uint64_t *)(uintptr_t)q.table;
     /* No peer's kernel may write our barrier words before they are zero. */

@@ -242,14 +242,23 @@ static int submit_left(dsm_sdma_t *s)
 }
 
 /* The request ring has a free cell at its head (after helping). */
+/* Vyukov's bounded MPMC queue: the request cell for lap pos is free when
+ * its sequence equals pos (0 here), still taken by the lap before when
+ * it is behind (< 0). */
+static inline int64_t cell_lap(dsm_sdma_t *s, uint64_t pos,
+                               dsm_sdma_req_t **cell)
+{
+    *cell = &s->req[pos & s->req_mask];
+    return (int64_t)(__atomic_load_n(&(*cell)->seq, __ATOMIC_ACQUIRE) - pos);
+}
+
 static int ring_room(void *p)
 {
     dsm_sdma_t *s = p;
+    dsm_sdma_req_t *cell;
     dsm_sdma_progress(s, 1);
-    uint64_t pos = __atomic_load_n(&s->req_head, __ATOMIC_RELAXED);
-    uint64_t seq =
-        __atomic_load_n(&s->req[pos & s->req_mask].seq, __ATOMIC_ACQUIRE);
-    return (int64_t)(seq - pos) >= 0;
+    return cell_lap(s, __atomic_load_n(&s->req_head, __ATOMIC_RELAXED),
+                    &cell) >= 0;
 }
 
 static void describe_ring(const void *p, char *buf, size_t n)
@@ -269,12 +278,8 @@ void dsm_sdma_request(dsm_sdma_t *s, int engine, const dsm_cmd_t *cmd)
     dsm_sdma_req_t *cell;
     dsm_backoff_t b = {0};
 
-    /* Vyukov's bounded MPMC queue: a cell is free for lap pos when its
-     * sequence equals pos. */
     for (;;) {
-        cell = &s->req[pos & s->req_mask];
-        uint64_t seq = __atomic_load_n(&cell->seq, __ATOMIC_ACQUIRE);
-        int64_t dif = (int64_t)(seq - pos);
+        int64_t dif = cell_lap(s, pos, &cell);
         if (dif == 0) {
             if (__atomic_compare_exchange_n(&s->req_head, &pos, pos + 1, 1,
                                             __ATOMIC_RELAXED,
