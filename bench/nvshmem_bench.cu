@@ -94,7 +94,9 @@ static void host_barrier(void)
 
 /* ------------------------------------------------------------ rma */
 
-__global__ void k_lat(int kind, char *dst, const char *src, int pe, int iters,
+/* One kernel per kind, as bench/gpu_devbench.cu's k_lat. */
+template <int kind>
+__global__ void k_lat(char *dst, const char *src, int pe, int iters,
                       unsigned long long *t)
 {
     for (int i = 0; i < iters; i++) {
@@ -111,7 +113,10 @@ __global__ void k_lat(int kind, char *dst, const char *src, int pe, int iters,
 static double lat(int kind, char *dst, const char *src, int pe, int iters,
                   unsigned long long *t)
 {
-    k_lat<<<1, 1>>>(kind, dst, src, pe, iters, t);
+    if (kind == 0)
+        k_lat<0><<<1, 1>>>(dst, src, pe, iters, t);
+    else
+        k_lat<1><<<1, 1>>>(dst, src, pe, iters, t);
     CMP_CK(cudaGetLastError());
     CMP_CK(cudaDeviceSynchronize());
     return cmp_lat_us(t, iters);

@@ -77,6 +77,9 @@ typedef struct shmemx_dev_slot {
 #define SHMEMX_DEV_W_EPOCH 48    /* barrier_all calls so far */
 #define SHMEMX_DEV_W_ARRIVE 64   /* [npes]: barrier epoch from each PE */
 
+/* The most PEs whose segment-table rows a handle carries (near_base). */
+#define SHMEMX_DEV_NEAR 8
+
 typedef struct shmemx_dev {
     int me, npes;
     uint32_t slots;     /* FIFO slots, a power of two */
@@ -90,6 +93,15 @@ typedef struct shmemx_dev {
     /* A library wait (engines, FIFO room) that sees no progress this long
      * prints one line and traps (SHMEM_DEV_STALL_TIMEOUT); 0: for ever. */
     uint64_t stall_ns;
+    /* A copy of base[]'s rows of PEs near .. near + near_n - 1 (this PE's
+     * node where it fits; SHMEM_DEV_NEAR_PES): a kernel's handle is one
+     * of its parameters, read through the constant cache, which a system
+     * fence leaves valid. base[] is read through L1, which the fence
+     * invalidates (CCTL.IVALL after MEMBAR.SC.SYS): each p + quiet paid
+     * an L2 round trip for its table load, 0.13 us on an H100
+     * (test/gpu/probes/quiet_probe.cu, tbl_ldg_quiet / tbl_param_quiet). */
+    int near, near_n;
+    uint64_t near_base[SHMEMX_DEV_NEAR * SHMEMX_DEV_SEGS];
 } shmemx_dev_t;
 
 /* Host: fill *d for kernels of this PE. Collective over all PEs the first
@@ -211,10 +223,15 @@ SHMEMX_DEV_FN void shmemx_dev__relax(void)
     __nanosleep(100);
 }
 
-/* The segment table is read-only for the kernel's lifetime. */
-SHMEMX_DEV_FN uint64_t shmemx_dev__ld_base(const uint64_t *p)
+/* PE pe's segment s base (pe valid): from the handle's copy where it has
+ * pe's row, else from the table, read-only for the kernel's lifetime. */
+SHMEMX_DEV_FN uint64_t shmemx_dev__ld_base(const shmemx_dev_t *d, int pe,
+                                           int s)
 {
-    return __ldg(p);
+    const unsigned r = (unsigned)(pe - d->near);
+    return r < (unsigned)d->near_n
+               ? d->near_base[r * SHMEMX_DEV_SEGS + s]
+               : __ldg(&d->base[pe * SHMEMX_DEV_SEGS + s]);
 }
 
 /* Symmetric addresses in a CUDA kernel are the GPU's already (the handle's
@@ -503,17 +520,17 @@ SHMEMX_DEV_FN unsigned shmemx_dev__tid(void)
         __syncthreads();                                                       \
     }
 #define SHMEMX_DEV__RMA_PARAMS                                                 \
-    (shmemx_dev_t d, void *dest, const void *src, size_t n, int pe)
+    (SHMEMX_DEV_H d, void *dest, const void *src, size_t n, int pe)
 SHMEMX_DEV__GROUP(putmem, SHMEMX_DEV__RMA_PARAMS, (d, dest, src, n, pe))
 SHMEMX_DEV__GROUP(putmem_nbi, SHMEMX_DEV__RMA_PARAMS, (d, dest, src, n, pe))
 SHMEMX_DEV__GROUP(getmem, SHMEMX_DEV__RMA_PARAMS, (d, dest, src, n, pe))
 SHMEMX_DEV__GROUP(getmem_nbi, SHMEMX_DEV__RMA_PARAMS, (d, dest, src, n, pe))
 SHMEMX_DEV__GROUP(putmem_signal_nbi,
-                  (shmemx_dev_t d, void *dest, const void *src, size_t n,
+                  (SHMEMX_DEV_H d, void *dest, const void *src, size_t n,
                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe),
                   (d, dest, src, n, sig_addr, signal, sig_op, pe))
-SHMEMX_DEV__GROUP(quiet, (shmemx_dev_t d), (d))
-SHMEMX_DEV__GROUP(barrier_all, (shmemx_dev_t d), (d))
+SHMEMX_DEV__GROUP(quiet, (SHMEMX_DEV_H d), (d))
+SHMEMX_DEV__GROUP(barrier_all, (SHMEMX_DEV_H d), (d))
 #undef SHMEMX_DEV__RMA_PARAMS
 #undef SHMEMX_DEV__GROUP
 
@@ -558,13 +575,13 @@ SHMEMX_DEV_FN void shmemx_dev__coll_group(const shmemx_dev_t *d, void *dest,
 }
 
 #define SHMEMX_DEV__COLL_GROUP(NAME, KIND)                                     \
-    SHMEMX_DEV_FN void shmemx_dev_##NAME##_warp(shmemx_dev_t d, void *dest,   \
+    SHMEMX_DEV_FN void shmemx_dev_##NAME##_warp(SHMEMX_DEV_H d, void *dest,   \
                                                 const void *src, size_t n)    \
     {                                                                          \
         shmemx_dev__coll_group(&d, dest, src, n, KIND, 0, 0,                   \
                                "shmemx_dev_" #NAME "_warp");                   \
     }                                                                          \
-    SHMEMX_DEV_FN void shmemx_dev_##NAME##_block(shmemx_dev_t d, void *dest,  \
+    SHMEMX_DEV_FN void shmemx_dev_##NAME##_block(SHMEMX_DEV_H d, void *dest,  \
                                                  const void *src, size_t n)   \
     {                                                                          \
         shmemx_dev__coll_group(&d, dest, src, n, KIND, 0, 1,                   \
@@ -574,7 +591,7 @@ SHMEMX_DEV__COLL_GROUP(fcollectmem, SHMEMX_DEV__FCOLLECT)
 SHMEMX_DEV__COLL_GROUP(alltoallmem, SHMEMX_DEV__ALLTOALL)
 #undef SHMEMX_DEV__COLL_GROUP
 
-SHMEMX_DEV_FN void shmemx_dev_broadcastmem_warp(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_broadcastmem_warp(SHMEMX_DEV_H d, void *dest,
                                                 const void *src, size_t n,
                                                 int root)
 {
@@ -582,7 +599,7 @@ SHMEMX_DEV_FN void shmemx_dev_broadcastmem_warp(shmemx_dev_t d, void *dest,
                            "shmemx_dev_broadcastmem_warp");
 }
 
-SHMEMX_DEV_FN void shmemx_dev_broadcastmem_block(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_broadcastmem_block(SHMEMX_DEV_H d, void *dest,
                                                  const void *src, size_t n,
                                                  int root)
 {
@@ -604,7 +621,7 @@ SHMEMX_DEV_FN void shmemx_dev_broadcastmem_block(shmemx_dev_t d, void *dest,
  * While the proxy waits for a collective, later FIFO requests of the PE
  * wait behind it. The host must not start, wait for or free the same
  * request while a kernel uses it. */
-SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_req_t req)
+SHMEMX_DEV_FN void shmemx_dev_req_start(SHMEMX_DEV_H d, shmemx_req_t req)
 {
     shmemx_dev__push(&d, shmemx_dev__reserve(&d, 1, "shmemx_dev_req_start"),
                      SHMEMX_DEV_OP_HOST, SHMEMX_DEV_HOST_REQ_START,
@@ -613,7 +630,7 @@ SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_req_t req)
 
 /* Returns when the started instance is complete: dest holds every PE's
  * block and may be read (system scope) by this kernel. */
-SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_req_t req)
+SHMEMX_DEV_FN void shmemx_dev_req_wait(SHMEMX_DEV_H d, shmemx_req_t req)
 {
     unsigned long long t = shmemx_dev__reserve(&d, 1, "shmemx_dev_req_wait");
     shmemx_dev__push(&d, t, SHMEMX_DEV_OP_HOST, SHMEMX_DEV_HOST_REQ_WAIT,
@@ -629,7 +646,7 @@ SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_req_t req)
  * (only the mirror's stores cross PCIe, and nothing waits for them). An
  * instance not yet posted runs when the proxy posts it (the trigger only
  * grows). One thread of one kernel at a time per request. */
-SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_dev_req_t *h)
+SHMEMX_DEV_FN void shmemx_dev_req_start(SHMEMX_DEV_H d, shmemx_dev_req_t *h)
 {
     volatile shmemx_dev_req_t *v = h;
     if (v->mode != SHMEMX_DEV_REQ_TRIGGER) {
@@ -648,7 +665,7 @@ SHMEMX_DEV_FN void shmemx_dev_req_start(shmemx_dev_t d, shmemx_dev_req_t *h)
     ((volatile shmemx_dev_req_host_t *)(uintptr_t)v->host)->started = k;
 }
 
-SHMEMX_DEV_FN void shmemx_dev_req_wait(shmemx_dev_t d, shmemx_dev_req_t *h)
+SHMEMX_DEV_FN void shmemx_dev_req_wait(SHMEMX_DEV_H d, shmemx_dev_req_t *h)
 {
     volatile shmemx_dev_req_t *v = h;
     if (v->mode != SHMEMX_DEV_REQ_TRIGGER) {

@@ -43,4 +43,17 @@
 #endif
 #endif
 
+/* How the device routines take the handle: by reference in C++ (CUDA,
+ * HIP), so that a kernel's handle is read where it is, among the kernel's
+ * parameters (the constant bank), never copied: a by-value copy that is
+ * indexed at run time (the handle's table rows, shmemx_dev__ld_base) is
+ * made in local memory, 300 bytes per call (H100: put 8 B + quiet paid
+ * for it). Callers pass the handle the same way either way; in C (the
+ * HIP host producer) by value. */
+#ifdef __cplusplus
+#define SHMEMX_DEV_H const shmemx_dev_t &
+#else
+#define SHMEMX_DEV_H shmemx_dev_t
+#endif
+
 #endif

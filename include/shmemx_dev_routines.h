@@ -14,7 +14,8 @@
  *  - memory order: shmemx_dev__ld_acq, shmemx_dev__st_rel (system scope),
  *    shmemx_dev__fence_sys (stores before it are visible system-wide
  *    before those after it), shmemx_dev__relax (a waiting loop's pause),
- *    shmemx_dev__ld_base (a load of the segment table);
+ *    shmemx_dev__ld_base (PE pe's segment s base, from the segment
+ *    table or a copy of its rows the vendor keeps nearer);
  *  - addresses: shmemx_dev__local (a local address as the GPU and its
  *    engines reach it);
  *  - the engine path: shmemx_dev__engine_copy (queue a copy of n bytes,
@@ -129,7 +130,7 @@ SHMEMX_DEV_FN char *shmemx_dev__ptr_n(const shmemx_dev_t *d, const void *sym,
     }
     uint64_t b = 0;
     if (in & ((unsigned)pe < (unsigned)d->npes) & (n <= room))
-        b = shmemx_dev__ld_base(&d->base[pe * SHMEMX_DEV_SEGS + s]);
+        b = shmemx_dev__ld_base(d, pe, s);
     if (!b) /* which misuse: the first that applies */
         shmemx_dev__fail_at(
             d->me, d->npes, routine,
@@ -206,7 +207,7 @@ SHMEMX_DEV_FN void shmemx_dev__put_stores(const shmemx_dev_t *d, void *dest,
 
 /* Every operation issued so far by any thread of this PE's kernels is
  * complete: engine requests done, stores visible system-wide. */
-SHMEMX_DEV_FN void shmemx_dev_quiet(shmemx_dev_t d)
+SHMEMX_DEV_FN void shmemx_dev_quiet(SHMEMX_DEV_H d)
 {
     shmemx_dev__quiet(&d, "shmemx_dev_quiet");
 }
@@ -215,14 +216,14 @@ SHMEMX_DEV_FN void shmemx_dev_quiet(shmemx_dev_t d)
  * queue), but a later store-path operation could overtake one in flight:
  * fence waits for the engines, i.e. it costs a quiet when engine requests
  * are outstanding and a system-scope fence otherwise. */
-SHMEMX_DEV_FN void shmemx_dev_fence(shmemx_dev_t d)
+SHMEMX_DEV_FN void shmemx_dev_fence(SHMEMX_DEV_H d)
 {
     shmemx_dev_quiet(d);
 }
 
 /* ---- RMA ---- */
 
-SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(SHMEMX_DEV_H d, void *dest,
                                          const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_putmem_nbi";
@@ -236,7 +237,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem_nbi(shmemx_dev_t d, void *dest,
                                   (uint64_t)(uintptr_t)src, n, 0, rn);
 }
 
-SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_putmem(SHMEMX_DEV_H d, void *dest,
                                      const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_putmem";
@@ -254,7 +255,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem(shmemx_dev_t d, void *dest,
                           rn);
 }
 
-SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(SHMEMX_DEV_H d, void *dest,
                                          const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_getmem_nbi";
@@ -268,7 +269,7 @@ SHMEMX_DEV_FN void shmemx_dev_getmem_nbi(shmemx_dev_t d, void *dest,
                                   (uint64_t)(uintptr_t)r, n, 0, rn);
 }
 
-SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_getmem(SHMEMX_DEV_H d, void *dest,
                                      const void *src, size_t n, int pe)
 {
     const char *rn = "shmemx_dev_getmem";
@@ -293,7 +294,7 @@ SHMEMX_DEV_FN void shmemx_dev_getmem(shmemx_dev_t d, void *dest,
  * the data where its engines can (no wait here), otherwise it waits for
  * the data and the signal is a system-scope atomic. Small data: stores,
  * a system fence, a system-scope atomic store or add. */
-SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(SHMEMX_DEV_H d, void *dest,
                                                 const void *src, size_t n,
                                                 uint64_t *sig_addr,
                                                 uint64_t signal, int sig_op,
@@ -323,7 +324,7 @@ SHMEMX_DEV_FN void shmemx_dev_putmem_signal_nbi(shmemx_dev_t d, void *dest,
 }
 
 /* Local signal word: its value (acquire, system scope). */
-SHMEMX_DEV_FN uint64_t shmemx_dev_signal_fetch(shmemx_dev_t d,
+SHMEMX_DEV_FN uint64_t shmemx_dev_signal_fetch(SHMEMX_DEV_H d,
                                                const uint64_t *sig_addr)
 {
     return shmemx_dev__ld_acq(shmemx_dev__local(&d, sig_addr));
@@ -344,7 +345,7 @@ SHMEMX_DEV_FN int shmemx_dev__cmp(uint64_t v, int cmp, uint64_t value)
 
 /* Wait until the local signal word satisfies cmp value; returns it. Not
  * bounded: it waits for a peer, as the host's shmem_signal_wait_until. */
-SHMEMX_DEV_FN uint64_t shmemx_dev_signal_wait_until(shmemx_dev_t d,
+SHMEMX_DEV_FN uint64_t shmemx_dev_signal_wait_until(SHMEMX_DEV_H d,
                                                     uint64_t *sig_addr,
                                                     int cmp, uint64_t value)
 {
@@ -365,13 +366,13 @@ SHMEMX_DEV_FN uint64_t shmemx_dev_signal_wait_until(shmemx_dev_t d,
 /* ---- p / g (stores and loads on the peer's mapping) ---- */
 
 #define SHMEMX_DEV_PG(T, N)                                                    \
-    SHMEMX_DEV_FN void shmemx_dev_##N##_p(shmemx_dev_t d, T *dest, T value,    \
+    SHMEMX_DEV_FN void shmemx_dev_##N##_p(SHMEMX_DEV_H d, T *dest, T value,    \
                                           int pe)                              \
     {                                                                          \
         *(volatile T *)shmemx_dev__ptr_n(&d, dest, sizeof(T), pe,              \
                                          "shmemx_dev_" #N "_p") = value;       \
     }                                                                          \
-    SHMEMX_DEV_FN T shmemx_dev_##N##_g(shmemx_dev_t d, const T *src, int pe)   \
+    SHMEMX_DEV_FN T shmemx_dev_##N##_g(SHMEMX_DEV_H d, const T *src, int pe)   \
     {                                                                          \
         return *(volatile T *)shmemx_dev__ptr_n(&d, src, sizeof(T), pe,        \
                                                 "shmemx_dev_" #N "_g");        \
@@ -382,7 +383,7 @@ SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
 /* ---- atomics: system scope on the peer's mapping ---- */
 
 #define SHMEMX_DEV_AMO(T, N, A)                                                \
-    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_fetch_add(shmemx_dev_t d,          \
+    SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_fetch_add(SHMEMX_DEV_H d,          \
                                                       T *dest, T value,        \
                                                       int pe)                  \
     {                                                                          \
@@ -390,7 +391,7 @@ SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
                                       "shmemx_dev_" #N "_atomic_fetch_add");   \
         return (T)SHMEMX_DEV__FADD(p, (A)value);                               \
     }                                                                          \
-    SHMEMX_DEV_FN void shmemx_dev_##N##_atomic_add(shmemx_dev_t d, T *dest,    \
+    SHMEMX_DEV_FN void shmemx_dev_##N##_atomic_add(SHMEMX_DEV_H d, T *dest,    \
                                                    T value, int pe)            \
     {                                                                          \
         A *p = (A *)shmemx_dev__ptr_n(&d, dest, sizeof(A), pe,                 \
@@ -398,7 +399,7 @@ SHMEMX_DEV_TYPES_RMA(SHMEMX_DEV_PG)
         (void)SHMEMX_DEV__FADD(p, (A)value);                                   \
     }                                                                          \
     SHMEMX_DEV_FN T shmemx_dev_##N##_atomic_compare_swap(                      \
-        shmemx_dev_t d, T *dest, T cond, T value, int pe)                      \
+        SHMEMX_DEV_H d, T *dest, T cond, T value, int pe)                      \
     {                                                                          \
         A *p = (A *)shmemx_dev__ptr_n(&d, dest, sizeof(A), pe,                 \
                                       "shmemx_dev_" #N "_atomic_compare_swap");\
@@ -587,7 +588,7 @@ SHMEMX_DEV_FN void shmemx_dev__coll_end(const shmemx_dev_t *d, size_t n,
  * before the arrival words, which orders this thread's stores and the
  * completions it saw before them as the quiet's own would (one fence
  * instead of two; each costs ~0.7 us on an H100). */
-SHMEMX_DEV_FN void shmemx_dev_barrier_all(shmemx_dev_t d)
+SHMEMX_DEV_FN void shmemx_dev_barrier_all(SHMEMX_DEV_H d)
 {
     shmemx_dev__engines_done(&d, "shmemx_dev_barrier_all");
     shmemx_dev__coll_end(&d, 0, shmemx_dev__next_epoch(&d),
@@ -606,14 +607,14 @@ SHMEMX_DEV_FN void shmemx_dev__coll(const shmemx_dev_t *d, void *dest,
                          routine);
 }
 
-SHMEMX_DEV_FN void shmemx_dev_fcollectmem(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_fcollectmem(SHMEMX_DEV_H d, void *dest,
                                           const void *src, size_t n)
 {
     shmemx_dev__coll(&d, dest, src, n, SHMEMX_DEV__FCOLLECT, 0,
                      "shmemx_dev_fcollectmem");
 }
 
-SHMEMX_DEV_FN void shmemx_dev_alltoallmem(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_alltoallmem(SHMEMX_DEV_H d, void *dest,
                                           const void *src, size_t n)
 {
     shmemx_dev__coll(&d, dest, src, n, SHMEMX_DEV__ALLTOALL, 0,
@@ -625,7 +626,7 @@ SHMEMX_DEV_FN void shmemx_dev_alltoallmem(shmemx_dev_t d, void *dest,
  * but arrive in the same round (shmemx_dev__coll_end), so every PE has
  * entered the call when any returns, and two destinations in turn are
  * as safe as for fcollect. */
-SHMEMX_DEV_FN void shmemx_dev_broadcastmem(shmemx_dev_t d, void *dest,
+SHMEMX_DEV_FN void shmemx_dev_broadcastmem(SHMEMX_DEV_H d, void *dest,
                                            const void *src, size_t n,
                                            int root)
 {

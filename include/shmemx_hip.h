@@ -183,9 +183,11 @@ SHMEMX_DEV_FN void shmemx_dev__relax(void)
     dsm_ring_relax();
 }
 
-SHMEMX_DEV_FN uint64_t shmemx_dev__ld_base(const uint64_t *p)
+/* PE pe's segment s base (pe valid), from the table. */
+SHMEMX_DEV_FN uint64_t shmemx_dev__ld_base(const shmemx_dev_t *d, int pe,
+                                           int s)
 {
-    return *p;
+    return d->base[pe * SHMEMX_DEV_SEGS + s];
 }
 
 /* A local address as the GPU and its engine reach it: a symmetric one

@@ -100,6 +100,12 @@
       "device API: the proxy thread polls the FIFO without sleeping this "   \
       "long after the last request, then sleeps between polls in steps "     \
       "growing from 2 us to 10 us, and to 50 us after 20 ms idle")           \
+    X(SHMEM_DEV_NEAR_PES, INT, dev_near_pes, "8",                              \
+      "device API (cuda): the segment table rows of up to this many PEs "   \
+      "around this one (0 to 8) travel in the kernel's handle, read "        \
+      "through the constant cache; other PEs' rows are loads from device "   \
+      "memory, which a quiet's system fence evicts from L1; 0 = every row " \
+      "from device memory")                                                  \
     X(SHMEM_DEV_STALL_TIMEOUT, INT, dev_stall_timeout, "10",                   \
       "device API: seconds a kernel's wait for the copy engines or the "     \
       "request FIFO, or the proxy's for a kernel's request or the engines, " \

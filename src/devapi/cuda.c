@@ -46,6 +46,32 @@ static dsm_sdma_t *dev_sdma; /* the layer it was made for (re-init) */
 static const int dev_segs[SHMEMX_DEV_SEGS] = {DSM_SEG_HEAP, DSM_SEG_STATIC,
                                               DSM_SEG_DEVICE};
 
+/* The rows of the table (tab: [npes][SEGS]) the handle carries (up to
+ * `want` PEs, include/shmemx_cuda.h near_base): the window of that many
+ * PEs around this one with the most reachable peers in it (this PE's node
+ * where the job places its PEs in blocks), the lowest such window on a
+ * tie (all of them where the job has no more PEs than that). */
+static void near_rows(shmemx_dev_t *d, const uint64_t *tab, int want)
+{
+    const int n = DSM_MIN(want, d->npes);
+    int best = d->me, most = -1;
+    for (int lo = DSM_MAX(0, d->me - n + 1); n && lo <= d->me; lo++) {
+        if (lo + n > d->npes)
+            break;
+        int c = 0;
+        for (int i = lo * SHMEMX_DEV_SEGS; i < (lo + n) * SHMEMX_DEV_SEGS; i++)
+            c += tab[i] != 0;
+        if (c > most) {
+            most = c;
+            best = lo;
+        }
+    }
+    d->near = best;
+    d->near_n = n;
+    memcpy(d->near_base, &tab[best * SHMEMX_DEV_SEGS],
+           (size_t)n * SHMEMX_DEV_SEGS * sizeof(*tab));
+}
+
 static void dev_setup(const dsm_sdma_gpu_ops_t *g)
 {
     const char *rn = "shmemx_dev_get";
@@ -66,6 +92,9 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
         dsm_rt_fatal(rn,
                      "SHMEM_DEV_PROXY_SPIN_US=%ld: must be 0 to 10000000",
                      dsm_env.dev_proxy_spin_us);
+    if (dsm_env.dev_near_pes < 0 || dsm_env.dev_near_pes > SHMEMX_DEV_NEAR)
+        dsm_rt_fatal(rn, "SHMEM_DEV_NEAR_PES=%ld: must be 0 to %d",
+                     dsm_env.dev_near_pes, SHMEMX_DEV_NEAR);
     if (slots < 2 || slots > (1L << 20) || (slots & (slots - 1)))
         dsm_rt_fatal(rn,
                      "SHMEM_DEV_FIFO_SLOTS=%ld: must be a power of two "
@@ -108,6 +137,7 @@ static void dev_setup(const dsm_sdma_gpu_ops_t *g)
         dev.size[k] = dev.lo[k] ? s->size : 0;
         dsm_dev_seg_aligned(rn, dev.me, s->name, dev.lo[k]);
     }
+    near_rows(&dev, zero, (int)dsm_env.dev_near_pes);
     if ((st = g->copy_sync(table, zero, tbytes)) != DSM_OK)
         dsm_rt_fatal(rn, "cannot write the device API's table");
     memset(zero, 0, wbytes);

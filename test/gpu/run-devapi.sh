@@ -157,6 +157,19 @@ kcount "dev_api, 2 PEs" zero
 run "dev_api 2 PEs stress, 64-slot FIFO" 40 env SHMEM_DEV_FIFO_SLOTS=64 \
     "$L" -n 2 --timeout 35 "$B/dev_api" stress
 run "dev_api 4 PEs, 1 GPU" 60 "$L" -n 4 --timeout 55 "$B/dev_api" signal pg amo stress barrier group graph req kreq
+# The handle's copy of the table's rows (SHMEM_DEV_NEAR_PES): 1 row, a
+# peer's base from device memory; 2 of 4, some peers each way.
+run "dev_api 2 PEs, SHMEM_DEV_NEAR_PES=1 (peers' rows from device memory)" 40 \
+    env SHMEM_DEV_NEAR_PES=1 "$L" -n 2 --timeout 35 "$B/dev_api" rma pg signal amo
+run "dev_api 4 PEs, SHMEM_DEV_NEAR_PES=2" 60 env SHMEM_DEV_NEAR_PES=2 \
+    "$L" -n 4 --timeout 55 "$B/dev_api" rma pg signal amo barrier group
+timeout 40 env SHMEM_DEV_NEAR_PES=9 "$L" -n 2 --timeout 35 "$B/dev_api" rma >"$OUTDIR/near9.log" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q "shmemx_dev_get: SHMEM_DEV_NEAR_PES=9: must be 0 to 8" "$OUTDIR/near9.log"; then
+    row "dev_api SHMEM_DEV_NEAR_PES=9: one line, job fails" "PASS (rc=$rc)"
+else
+    row "dev_api SHMEM_DEV_NEAR_PES=9: one line, job fails" "FAIL rc=$rc: $(head -3 "$OUTDIR/near9.log" | tr '\n' ' ')"
+fi
 
 bench 2pe 2 60 --max 1048576
 

@@ -18,6 +18,10 @@
  *   quiet_untied, p_quiet_untied  the same with the quiet as it was
  *                before its compare was tied to a timer read after the
  *                fence (quiet_untied below)
+ *   peer_quiet   a store through the peer's address found before the loop
+ *                + shmemx_dev_quiet (p's floor without a table load)
+ *   tbl_*_quiet  the same, the address loaded from a segment table each
+ *                time (the table floors; where each table is: ptab below)
  * Links the library (no -rdc), like bench/gpu_devbench.cu:
  *   nvcc -arch=sm_90 -O2 -Iinclude quiet_probe.cu -ldmashmem
  *   shmem_launcher -n 2 ./quiet_probe
@@ -44,12 +48,35 @@
 enum {
     V_FENCE, V_STORE_FENCE, V_LOADS_FENCE, V_FENCE_LOADS, V_STORE_LOADS_FENCE,
     V_LOADS_GPU_FENCE, V_LOADS_ACQREL, V_QUIET, V_P_FENCE, V_P_QUIET,
-    V_QUIET_UNTIED, V_P_QUIET_UNTIED, V_N
+    V_QUIET_UNTIED, V_P_QUIET_UNTIED, V_PEER_QUIET, V_TBL_LDG_QUIET,
+    V_TBL_ASM_QUIET, V_TBL_VOL_QUIET, V_TBL_CONST_QUIET, V_TBL_PARAM_QUIET,
+    V_N
 };
 static const char *const names[V_N] = {
     "fence", "store_fence", "loads_fence", "fence_loads", "store_loads_fence",
     "loads_gpu_fence", "loads_acqrel", "quiet", "p_fence", "p_quiet",
-    "quiet_untied", "p_quiet_untied"};
+    "quiet_untied", "p_quiet_untied", "peer_quiet", "tbl_ldg_quiet",
+    "tbl_asm_quiet", "tbl_vol_quiet", "tbl_const_quiet", "tbl_param_quiet"};
+
+/* The segment table where the table floors read it from: the handle's
+ * table in device memory (d.base) by __ldg (tbl_ldg: the benchmark's
+ * floor, which ptxas may hoist out of the loop: an nc load is of memory
+ * that does not change), by an nc load it cannot hoist (tbl_asm), by a
+ * volatile load (tbl_vol); a copy in constant memory (tbl_const) and one
+ * among the kernel's parameters (tbl_param), both indexed by pe at run
+ * time. */
+#define TBL_MAX 64
+__constant__ uint64_t ctab[TBL_MAX];
+struct ptab {
+    uint64_t v[TBL_MAX];
+};
+
+__device__ static inline uint64_t ld_nc_asm(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"(p));
+    return v;
+}
 
 /* The quiet as it was before its compare was tied to a timer read after
  * the fence (include/shmemx_cuda.h): ptxas hoists this compare above the
@@ -84,8 +111,13 @@ __device__ static inline unsigned long long ld_gpu(const void *p)
 
 __global__ void k_probe(shmemx_dev_t d, int v, uint64_t *sym, int pe,
                         int iters, unsigned long long *t,
-                        unsigned long long *sink)
+                        unsigned long long *sink, ptab pt)
 {
+    /* sym is in the device heap (shmemx_malloc_device), the table's last
+     * segment (src/devapi/cuda.c, dev_segs): its row and offset, for the
+     * table floors. */
+    const int s0 = SHMEMX_DEV_SEGS - 1, ti = pe * SHMEMX_DEV_SEGS + s0;
+    const uint64_t off0 = (uint64_t)(uintptr_t)sym - d.lo[s0];
     volatile uint64_t *peer =
         (volatile uint64_t *)shmemx_dev__ptr(&d, sym, pe, "quiet_probe");
     const volatile unsigned long long *is =
@@ -147,6 +179,33 @@ __global__ void k_probe(shmemx_dev_t d, int v, uint64_t *sym, int pe,
             shmemx_dev_uint64_p(d, sym, (uint64_t)i, pe);
             quiet_untied(&d);
             break;
+        case V_PEER_QUIET:
+            *peer = (uint64_t)i;
+            shmemx_dev_quiet(d);
+            break;
+        case V_TBL_LDG_QUIET:
+            *(volatile uint64_t *)(uintptr_t)(__ldg(&d.base[ti]) + off0) =
+                (uint64_t)i;
+            shmemx_dev_quiet(d);
+            break;
+        case V_TBL_ASM_QUIET:
+            *(volatile uint64_t *)(uintptr_t)(ld_nc_asm(&d.base[ti]) + off0) =
+                (uint64_t)i;
+            shmemx_dev_quiet(d);
+            break;
+        case V_TBL_VOL_QUIET:
+            *(volatile uint64_t *)(uintptr_t)(
+                *(const volatile uint64_t *)&d.base[ti] + off0) = (uint64_t)i;
+            shmemx_dev_quiet(d);
+            break;
+        case V_TBL_CONST_QUIET:
+            *(volatile uint64_t *)(uintptr_t)(ctab[ti] + off0) = (uint64_t)i;
+            shmemx_dev_quiet(d);
+            break;
+        case V_TBL_PARAM_QUIET:
+            *(volatile uint64_t *)(uintptr_t)(pt.v[ti] + off0) = (uint64_t)i;
+            shmemx_dev_quiet(d);
+            break;
         }
         /* The loads' values are used (after the timing's end), as the
          * quiet's compare uses them. */
@@ -171,11 +230,20 @@ int main(void)
     shmemx_dev_get(&d);
     CK(cudaMalloc(&t, iters * sizeof(*t)));
     CK(cudaMalloc(&sink, sizeof(*sink)));
+    ptab pt = {};
+    const size_t tn = (size_t)npes * SHMEMX_DEV_SEGS;
+    if (tn > TBL_MAX) {
+        fprintf(stderr, "quiet_probe: %d PEs: more than %d table entries\n",
+                npes, TBL_MAX);
+        return 1;
+    }
+    CK(cudaMemcpy(pt.v, d.base, tn * sizeof(uint64_t), cudaMemcpyDefault));
+    CK(cudaMemcpyToSymbol(ctab, pt.v, sizeof(pt.v)));
     shmem_barrier_all();
     std::vector<unsigned long long> h(iters);
     for (int round = 0; round < 3; round++)
         for (int v = 0; v < V_N; v++) {
-            k_probe<<<1, 1>>>(d, v, sym, pe, iters, t, sink);
+            k_probe<<<1, 1>>>(d, v, sym, pe, iters, t, sink, pt);
             CK(cudaGetLastError());
             CK(cudaDeviceSynchronize());
             CK(cudaMemcpy(h.data(), t, iters * sizeof(*t),
