@@ -60,11 +60,11 @@ static const char *const names[V_N] = {
 
 /* The segment table where the table floors read it from: the handle's
  * table in device memory (d.base) by __ldg (tbl_ldg: the benchmark's
- * floor, which ptxas may hoist out of the loop: an nc load is of memory
- * that does not change), by an nc load it cannot hoist (tbl_asm), by a
- * volatile load (tbl_vol); a copy in constant memory (tbl_const) and one
- * among the kernel's parameters (tbl_param), both indexed by pe at run
- * time. */
+ * floor before the handle carried rows), by an nc load ptxas cannot
+ * hoist out of the loop (tbl_asm: it did not hoist the __ldg either, the
+ * two measured alike), by a volatile load (tbl_vol); a copy in constant
+ * memory (tbl_const) and one among the kernel's parameters (tbl_param),
+ * both indexed by pe at run time. */
 #define TBL_MAX 64
 __constant__ uint64_t ctab[TBL_MAX];
 struct ptab {
@@ -76,6 +76,24 @@ __device__ static inline uint64_t ld_nc_asm(const uint64_t *p)
     uint64_t v;
     asm volatile("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"(p));
     return v;
+}
+
+/* Row ti of the table as variant v (a V_TBL_*) reads it. */
+__device__ static inline uint64_t tbl_base(int v, const shmemx_dev_t &d,
+                                           int ti, const ptab &pt)
+{
+    switch (v) {
+    case V_TBL_LDG_QUIET:
+        return __ldg(&d.base[ti]);
+    case V_TBL_ASM_QUIET:
+        return ld_nc_asm(&d.base[ti]);
+    case V_TBL_VOL_QUIET:
+        return *(const volatile uint64_t *)&d.base[ti];
+    case V_TBL_CONST_QUIET:
+        return ctab[ti];
+    default:
+        return pt.v[ti];
+    }
 }
 
 /* The quiet as it was before its compare was tied to a timer read after
@@ -184,26 +202,12 @@ __global__ void k_probe(shmemx_dev_t d, int v, uint64_t *sym, int pe,
             shmemx_dev_quiet(d);
             break;
         case V_TBL_LDG_QUIET:
-            *(volatile uint64_t *)(uintptr_t)(__ldg(&d.base[ti]) + off0) =
-                (uint64_t)i;
-            shmemx_dev_quiet(d);
-            break;
         case V_TBL_ASM_QUIET:
-            *(volatile uint64_t *)(uintptr_t)(ld_nc_asm(&d.base[ti]) + off0) =
-                (uint64_t)i;
-            shmemx_dev_quiet(d);
-            break;
         case V_TBL_VOL_QUIET:
-            *(volatile uint64_t *)(uintptr_t)(
-                *(const volatile uint64_t *)&d.base[ti] + off0) = (uint64_t)i;
-            shmemx_dev_quiet(d);
-            break;
         case V_TBL_CONST_QUIET:
-            *(volatile uint64_t *)(uintptr_t)(ctab[ti] + off0) = (uint64_t)i;
-            shmemx_dev_quiet(d);
-            break;
         case V_TBL_PARAM_QUIET:
-            *(volatile uint64_t *)(uintptr_t)(pt.v[ti] + off0) = (uint64_t)i;
+            *(volatile uint64_t *)(uintptr_t)(tbl_base(v, d, ti, pt) + off0) =
+                (uint64_t)i;
             shmemx_dev_quiet(d);
             break;
         }
