@@ -49,6 +49,9 @@ if ! "$NVCC" -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra,-Werror \
    ! "$NVCC" -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra,-Werror \
         -I"$top_srcdir/include" -c -o "$tmp/qp.o" \
         "$top_srcdir/test/gpu/probes/quiet_probe.cu" >>"$tmp/log" 2>&1 ||
+   ! "$NVCC" -arch=sm_90 -O2 -Xcompiler -Wall,-Wextra,-Werror \
+        -I"$top_srcdir/include" -c -o "$tmp/ip.o" \
+        "$top_srcdir/test/gpu/probes/idle_probe.cu" >>"$tmp/log" 2>&1 ||
    ! "$NVCC" -Xcompiler -Wall,-Wextra,-Werror -c -o "$tmp/gp.o" \
         "$top_srcdir/test/gpu/probes/gate_probe.c" >>"$tmp/log" 2>&1; then
     cat "$tmp/log"
