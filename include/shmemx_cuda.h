@@ -672,12 +672,19 @@ SHMEMX_DEV_FN void shmemx_dev_req_wait(SHMEMX_DEV_H d, shmemx_dev_req_t *h)
         shmemx_dev_req_wait(d, (shmemx_req_t)(uintptr_t)v->req);
         return;
     }
-    uint64_t k = v->started, nq = v->nq;
+    uint64_t k = v->started, nq = v->nq, c;
     if (k == v->waited)
         return; /* inactive */
+    /* Bounded like every other wait (SHMEM_DEV_STALL_TIMEOUT): a queue
+     * whose done word stops short ends the kernel with the line instead
+     * of a silent hang (shmemx_dev(3), BUGS). */
+    shmemx_dev__watch_t w = {0, 0, 0};
     for (uint64_t q = 0; q < nq; q++)
-        while (shmemx_dev__ld_acq(&v->done[q]) < k)
-            ;
+        while ((c = shmemx_dev__ld_acq(&v->done[q])) < k)
+            shmemx_dev__tick(&d, &w, c, "shmemx_dev_req_wait",
+                             "a trigger-mode request's engine queue (its "
+                             "done word)",
+                             k);
     __threadfence_system();
     v->waited = k;
     /* For the proxy's re-posting; nothing here waits for it. */
