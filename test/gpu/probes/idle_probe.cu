@@ -14,8 +14,9 @@
  *   put_quiet   shmemx_dev_putmem_nbi 8 B + shmemx_dev_quiet
  *   p_quiet     shmemx_dev_uint64_p + shmemx_dev_quiet
  *   copy_floor  the source word stored through the peer's row
- *               (shmemx_dev__ld_base) + the quiet's counter test
- *               (bench/gpu_devbench.cu's copy_table_quiet_floor)
+ *               (shmemx_dev__ld_base) + the library's quiet, without
+ *               put's checks (bench/gpu_devbench.cu's
+ *               copy_table_quiet_floor)
  *   store_fence a store through the peer's address found before the
  *               timed part + __threadfence_system (the bare floor)
  * Prints idle_probe,npes,op,touch,idle_ms,first,second (us, medians of 15
@@ -72,15 +73,7 @@ __device__ static inline void one(const shmemx_dev_t &d, uint64_t *dst,
         volatile uint64_t *q = (volatile uint64_t *)(uintptr_t)(
             shmemx_dev__ld_base(&d, pe, s0) + off0);
         *q = *(const volatile uint64_t *)src;
-        unsigned long long is = *(volatile unsigned long long *)&d
-                                     .words[SHMEMX_DEV_W_ISSUE],
-                           co = *(volatile unsigned long long *)&d
-                                     .words[SHMEMX_DEV_W_COMPLETE],
-                           now;
-        __threadfence_system();
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        if (co < is + (now == 0))
-            shmemx_dev__wait_done(&d, is, "idle_probe");
+        shmemx_dev__quiet(&d, "idle_probe");
     } else {
         *peer = i;
         __threadfence_system();
