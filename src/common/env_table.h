@@ -200,6 +200,10 @@
       "when --timeout is not given; empty = no limit")                        \
     X(SHMEM_MPS_CONTROL, STR, mps_control, "nvidia-cuda-mps-control",          \
       "shmem_launcher --mps: the CUDA MPS control program it starts the "    \
-      "job's daemon with and stops it with")
+      "job's daemon with and stops it with")                                  \
+    X(SHMEM_LAUNCHER_TRACE, STR, launcher_trace, "0",                          \
+      "shmem_launcher: 1 = a line on stderr, with the time, for each event "  \
+      "of the job's life (PEs started, connected, aborting, exiting; "        \
+      "signals sent): where the time of a slow start or end goes")
 
 #endif /* DSM_COMMON_ENV_TABLE_H */

@@ -238,6 +238,15 @@ int dsm_launcher_parse_args(int argc, char **argv, options_t *o)
             goto bad;
         }
     }
+    {
+        const char *name;
+        const char *env = dsm_launcher_env(LENV_launcher_trace, &name);
+        if (strcmp(env, "0") && strcmp(env, "1")) {
+            fprintf(stderr, PROG ": invalid %s '%s' (0 or 1)\n", name, env);
+            goto bad;
+        }
+        o->trace = *env == '1';
+    }
     if (o->hosts && o->launcher == LAUNCH_LOCAL) {
         fprintf(stderr, PROG ": --hosts needs --launcher mpirun or srun (the "
                              "local launcher starts PEs on this node only)\n");

@@ -70,6 +70,7 @@ typedef struct options {
     const char *hosts; /* --hosts h1,h2,... or NULL */
     const char *bind_to; /* --bind-to, passed on as SHMEM_BIND_TO, or NULL */
     bool mps;          /* --mps: a CUDA MPS daemon of the job's own */
+    bool trace;        /* SHMEM_LAUNCHER_TRACE=1 */
     char **argv;       /* program and its arguments */
 } options_t;
 
@@ -138,7 +139,13 @@ typedef struct job {
     bool exec_reported;
     sigset_t oldmask;
     struct rlimit old_nofile;
+    uint64_t born_ns; /* dsm_now_ns() at start, for the trace */
 } job_t;
+
+/* SHMEM_LAUNCHER_TRACE=1: "shmem_launcher: trace <wall ms> +<s>: what" on
+ * stderr (the wall clock in ms, to line up with the PEs' own clocks). */
+void dsm_launcher_trace(const job_t *job, const char *fmt, ...)
+    DSM_PRINTF(2, 3);
 
 /* Messages to the janitor (spawn.c); kind 0: the directory is gone.
  * JAN_MPS: the MPS daemon's directory (length 0: stopped already). */

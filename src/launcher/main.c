@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,6 +108,25 @@ typedef struct fdref {
     int sub; /* output stream 0/1 */
 } fdref_t;
 
+void dsm_launcher_trace(const job_t *job, const char *fmt, ...)
+{
+    char b[512];
+    struct timeval tv;
+    va_list ap;
+    if (!job->opt.trace)
+        return;
+    gettimeofday(&tv, NULL);
+    const uint64_t rel = dsm_now_ns() - job->born_ns;
+    int at = snprintf(b, sizeof(b), PROG ": trace %lld +%llu.%03llu s: ",
+                      (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000,
+                      (unsigned long long)(rel / NS_PER_S),
+                      (unsigned long long)(rel % NS_PER_S / 1000000));
+    va_start(ap, fmt);
+    vsnprintf(b + at, sizeof(b) - (size_t)at, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s\n", b);
+}
+
 static int poll_timeout(job_t *job)
 {
     uint64_t next = 0;
@@ -126,12 +147,15 @@ static void check_timers(job_t *job)
 {
     uint64_t now = dsm_now_ns();
     if (job->timeout_at && !job->ending && now >= job->timeout_at) {
+        dsm_launcher_trace(job, "--timeout %g s reached", job->opt.timeout_s);
         fprintf(stderr, PROG ": job timed out after %g s, ending it (a PE "
                 "waiting in the library says what for)\n",
                 job->opt.timeout_s);
         dsm_launcher_end_job(job, EXIT_TIMEOUT, SIGTERM, FAIL_KILL_NS, -1);
     }
     if (job->kill_at && now >= job->kill_at) {
+        dsm_launcher_trace(job, "SIGKILL to the %d PE(s) still running",
+                           job->nalive);
         dsm_launcher_kill_all(job, SIGKILL, -1);
         job->kill_at = 0;
     }
@@ -213,6 +237,7 @@ static int run_loop(job_t *job)
         }
         check_timers(job);
     }
+    dsm_launcher_trace(job, "every PE has exited");
     /* Every PE is gone: forward what their pipes still hold, but do not wait
      * for grandchildren that may keep them open. */
     for (int r = 0; r < n; r++) {
@@ -244,6 +269,9 @@ int main(int argc, char **argv)
         return dsm_launcher_hand_off(&job.opt);
     rc = 1;
     job.self = getpid();
+    job.born_ns = dsm_now_ns();
+    dsm_launcher_trace(&job, "starting %d PE(s) of %s", job.opt.npes,
+                       job.opt.argv[0]);
 
     job.pes = calloc((size_t)job.opt.npes, sizeof(*job.pes));
     job.anon = calloc((size_t)job.opt.npes, sizeof(*job.anon));
@@ -299,6 +327,7 @@ int main(int argc, char **argv)
         }
         goto cleanup;
     }
+    dsm_launcher_trace(&job, "%d PE(s) started", job.opt.npes);
     if (run_loop(&job) < 0) {
         dsm_launcher_kill_all(&job, SIGKILL, -1);
         goto cleanup;
@@ -339,5 +368,6 @@ cleanup:
         waitpid(job.janitor, NULL, 0);
     free(job.pes);
     free(job.anon);
+    dsm_launcher_trace(&job, "done: exit status %d", rc);
     return rc;
 }

@@ -321,10 +321,13 @@ static int handle_request(job_t *job, int rank, const dsm_wire_hdr_t *h,
         coll_check(job);
         return 0;
     case DSM_WIRE_ABORT:
+        dsm_launcher_trace(job, "PE %d aborts the job (status %d)", rank,
+                           (int)h->status);
         reply(job, rank, h->op, DSM_OK, NULL, 0, -1);
         handle_abort(job, rank, h->status, payload, h->len);
         return 0;
     case DSM_WIRE_FINI:
+        dsm_launcher_trace(job, "PE %d finalizes", rank);
         pe->finalized = true;
         /* What it published is no longer valid: a peer's next
          * shmem_init must wait for the values of this PE's. */
@@ -449,6 +452,7 @@ void dsm_launcher_anon_read(job_t *job, int idx)
     }
     job->pes[rank].conn = fd;
     job->pes[rank].hello = true;
+    dsm_launcher_trace(job, "PE %d connected (shmem_init)", rank);
     if (++job->nconnected == job->opt.npes)
         dsm_launcher_server_close(job);
 }

@@ -189,6 +189,16 @@ void dsm_launcher_end_job(job_t *job, int status, int sig, uint64_t grace_ns,
     if (job->ending)
         return;
     job->ending = true;
+    if (except >= 0)
+        dsm_launcher_trace(job, "ending the job (status %d): signal %d to "
+                           "the PEs still running but PE %d, SIGKILL %.1f s "
+                           "later", status, sig, except,
+                           (double)grace_ns / NS_PER_S);
+    else
+        dsm_launcher_trace(job, "ending the job (status %d): signal %d to "
+                           "the %d PE(s) still running, SIGKILL %.1f s later",
+                           status, sig, job->nalive,
+                           (double)grace_ns / NS_PER_S);
     dsm_launcher_kill_all(job, sig, except);
     job->kill_at = dsm_now_ns() + grace_ns;
 }
@@ -241,6 +251,11 @@ static void on_exit_pe(job_t *job, int rank, int wstatus)
 
     bool failed = WIFSIGNALED(wstatus) ||
                   (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0);
+    dsm_launcher_trace(job, "PE %d (pid %d) %s %d", rank, (int)pid,
+                       WIFSIGNALED(wstatus) ? "was killed by signal"
+                                            : "exited with status",
+                       WIFSIGNALED(wstatus) ? WTERMSIG(wstatus)
+                                            : WEXITSTATUS(wstatus));
     /* A PE that joined the job (said hello, i.e. called shmem_init) and
      * ended before its finalize completed (FINI) or an abort leaves the
      * others waiting for it, maybe in shared memory where nothing tells

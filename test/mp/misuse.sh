@@ -24,11 +24,14 @@ wanted() {
 }
 
 # run_mode N NET MODE [ENV...]: runs the job; MISUSE_MS is the time from
-# the misuse (PE 0's "misuse <ms>" line) to the job's end.
+# the misuse (PE 0's "misuse <ms>" line) to the job's end. The launcher's
+# trace (SHMEM_LAUNCHER_TRACE) puts in the log when each PE aborted,
+# was signalled and exited: where a slow end's time went.
 run_mode() {
     local n=$1 net=$2 mode=$3 t_end t_mis
     shift 3
-    run env SHMEM_FORCE_NETWORK=$net "$@" "$LAUNCHER" -n "$n" --timeout 60 \
+    run env SHMEM_FORCE_NETWORK=$net SHMEM_LAUNCHER_TRACE=1 "$@" \
+        "$LAUNCHER" -n "$n" --timeout 60 \
         "$PROG" "$mode" "$MARK"
     t_end=$(now_ms)
     t_mis=$(printf '%s\n' "$OUT" | sed -n 's/^misuse \([0-9]*\)$/\1/p' | head -1)
@@ -55,6 +58,7 @@ check() {
             printf '%s\n' "$ERR" | grep -E "^dmashmem: PE [0-9]+: $routine: " |
                 grep -qE -- "$pat" ||
                 fail "$what: the line does not say '$pat'"
+            echo "$what: ended $MISUSE_MS ms after the misuse"
             [ "$MISUSE_MS" -lt 5000 ] ||
                 fail "$what: the job ended $MISUSE_MS ms after the misuse"
             expect_clean "$what"
