@@ -111,6 +111,24 @@ static void fill(void *p, size_t n, int pe, int round)
     free(h);
 }
 
+/* fill and check while a request keeps instances posted ahead: on a
+ * non-blocking stream of their own, synchronised alone. A legacy-stream
+ * copy to the device can wait behind the instances' gate, and
+ * cudaDeviceSynchronize does not return before shmemx_req_free
+ * (shmemx_req(3); the "trigger-mode hang" of shmemx_dev(3) BUGS was
+ * fill's cudaDeviceSynchronize here: H100, 2026-12-07). */
+static cudaStream_t copy_stream;
+
+static void fill_posted(void *p, size_t n, int pe, int round)
+{
+    unsigned char *h = (unsigned char *)malloc(n);
+    for (size_t i = 0; i < n; i++)
+        h[i] = pat(pe, i, round);
+    CK(cudaMemcpyAsync(p, h, n, cudaMemcpyDefault, copy_stream));
+    CK(cudaStreamSynchronize(copy_stream));
+    free(h);
+}
+
 static void zero(void *p, size_t n)
 {
     void *z = calloc(1, n);
@@ -129,11 +147,24 @@ static int is_zero(const void *p, size_t n)
     return i == n;
 }
 
+static size_t check_on(cudaStream_t st, const void *p, size_t n, int pe,
+                       int round);
 static size_t check(const void *p, size_t n, int pe, int round)
+{
+    return check_on((cudaStream_t)0, p, n, pe, round);
+}
+
+static size_t check_on(cudaStream_t st, const void *p, size_t n, int pe,
+                       int round)
 {
     unsigned char *h = (unsigned char *)malloc(n);
     size_t bad = 0, first = n;
-    CK(cudaMemcpy(h, p, n, cudaMemcpyDefault));
+    if (st) {
+        CK(cudaMemcpyAsync(h, p, n, cudaMemcpyDefault, st));
+        CK(cudaStreamSynchronize(st));
+    } else {
+        CK(cudaMemcpy(h, p, n, cudaMemcpyDefault));
+    }
     for (size_t i = 0; i < n; i++)
         if (h[i] != pat(pe, i, round)) {
             if (first == n)
@@ -956,12 +987,12 @@ static void req_run(shmemx_dev_t d, int a2a, int where, int rounds,
     /* The host may use the request again once the kernel is done, twice
      * (a handle's counters carry on). */
     for (int rep = 7; rep < 9 && !a2a; rep++) {
-        fill(src, REQ_NB, me, rep);
+        fill_posted(src, REQ_NB, me, rep);
         shmem_barrier_all();
         shmemx_req_start(req);
         shmemx_req_wait(req);
         for (int s = 0; s < n; s++)
-            if (check(dst + (size_t)s * REQ_NB, REQ_NB,
+            if (check_on(copy_stream, dst + (size_t)s * REQ_NB, REQ_NB,
                       n == 1 ? me : s, rep))
                 FAIL("req: host start after the kernel: block %d", s);
         shmem_barrier_all();
@@ -1202,6 +1233,7 @@ int main(int argc, char **argv)
     if (rs && !strcmp(rs, "nonblocking"))
         CK(cudaStreamCreateWithFlags(&req_stream, cudaStreamNonBlocking));
     CK(cudaHostAlloc((void **)&req_at, sizeof(*req_at), cudaHostAllocMapped));
+    CK(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
     if (argc > 1 && !strcmp(argv[1], "hang")) {
         hang(d);
         return 1;
