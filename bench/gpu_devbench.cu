@@ -58,7 +58,10 @@
  *                      GPU scope; store_table_quiet_floor and
  *                      copy_table_quiet_floor: p and put + quiet with
  *                      the engine path's quiet, no library checks, the
- *                      floors of p_quiet and put_quiet); median us
+ *                      floors of p_quiet and put_quiet; and
+ *                      copy_table_quiet_floor_idle_*: that floor once
+ *                      per kernel after the same idle, the idle rows'
+ *                      floor); median us
  *             bw       putmem_thread / _warp / _block (shmemx_dev_putmem,
  *                      _warp, _block), 1 MiB .. max; GB/s
  *             overlap  one thread's putmem of 16 MiB repeated over the
@@ -683,6 +686,23 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
                      e ? "_engines" : "", idle_ms[k]);
             crow(name, 8, median(w), "us");
         }
+    /* The floor of the idle rows: the copy floor run the same way, once
+     * in a kernel of its own after the same idle. A kernel's first
+     * execution of its code is slower than a loop's later ones, idle or
+     * not (test/gpu/probes/idle_probe.cu), so the warm floor is not the
+     * idle rows' (bench/nvcmp-table.awk). */
+    for (int k = 0; k < 3; k++) {
+        std::vector<double> w;
+        char name[64];
+        for (int i = 0; i < 15; i++) {
+            struct timespec ts = {0, idle_ms[k] * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            w.push_back(lat(d, L_COPY_QUIET_FLOOR, pdst, dsrc, pe, 1, t));
+        }
+        snprintf(name, sizeof(name), "copy_table_quiet_floor_idle_%ldms",
+                 idle_ms[k]);
+        crow(name, 8, median(w), "us");
+    }
     CK(cudaFree(t));
 }
 

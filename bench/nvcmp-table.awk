@@ -15,7 +15,11 @@
 #                                 fence, no library), 8 B
 #   put_quiet, put_quiet_idle_*   copy_table_quiet_floor (the same storing
 #                                 a word loaded from the source) where the
-#                                 run has it, else store_fence_floor
+#                                 run has it, else store_fence_floor;
+#                                 put_quiet_idle_N first takes
+#                                 copy_table_quiet_floor_idle_N (that
+#                                 floor once per kernel after the same
+#                                 idle: a kernel's first execution)
 #   fcollect_kernel, alltoall_kernel, 64 KiB
 #                                 kernel_engine_put_every_floor_all (every
 #                                 PE's put of its block to every PE, itself
@@ -37,6 +41,11 @@ function human(b) {
 }
 # The floor row of (npes, row, bytes), "" where it has none.
 function floor_of(np, row, bytes,   f) {
+    if (row ~ /^put_quiet_idle_/ && bytes == 8) {
+        f = "copy_table_quiet_floor_idle_" substr(row, 16)
+        if ((np SUBSEP f SUBSEP 8, "dmashmem") in v)
+            return np SUBSEP f SUBSEP 8
+    }
     if ((row == "put_quiet" || row == "p_quiet" || row ~ /^put_quiet_idle_/) && bytes == 8) {
         f = (row == "p_quiet" ? "store" : "copy") "_table_quiet_floor"
         if ((np SUBSEP f SUBSEP 8, "dmashmem") in v)

@@ -48,6 +48,17 @@ want "behind, engine-path floor of p + quiet" \
     '^2 +p_quiet +8 B .* behind x1\.43; floor store_table_quiet_floor 0\.960 us: x1\.10$' "$out3"
 want "behind, engine-path floor of put + quiet" \
     '^2 +put_quiet +8 B .* behind x1\.44; floor copy_table_quiet_floor 1\.200 us: x1\.08$' "$out3"
+# An idle row takes the floor run the same way (once per kernel after
+# the same idle) where the run has it, else the warm one.
+out4=$(table "dmashmem,2,copy_table_quiet_floor,8,1.0,us" \
+    "dmashmem,2,copy_table_quiet_floor_idle_10ms,8,1.12,us" \
+    "nvshmem,2,put_quiet_idle_10ms,8,1.09,us" "dmashmem,2,put_quiet_idle_10ms,8,1.23,us" \
+    "nvshmem,2,put_quiet_idle_1ms,8,1.09,us" "dmashmem,2,put_quiet_idle_1ms,8,1.23,us") ||
+    { echo "FAIL: awk"; exit 1; }
+want "behind, idle floor" \
+    '^2 +put_quiet_idle_10ms +8 B .* behind x1\.13; floor copy_table_quiet_floor_idle_10ms 1\.120 us: x1\.10$' "$out4"
+want "behind, no idle floor for 1 ms: the warm one" \
+    '^2 +put_quiet_idle_1ms +8 B .* behind x1\.13; floor copy_table_quiet_floor 1\.000 us: x1\.23$' "$out4"
 n=$(grep -c . <<<"$out")
 [ "$n" = 11 ] || { echo "FAIL: $n lines, want 11 (header + 10 keys)"; fails=$((fails + 1)); }
 if [ "$fails" -ne 0 ]; then
