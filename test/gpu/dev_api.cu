@@ -1028,8 +1028,9 @@ static shmem_team_t team_of_one(shmem_team_t *other)
  * mode. With SHMEM_DEV_REQ_TRIGGER=1 a team of one is triggered by the
  * kernel's store on every PE, a team sharing this GPU still goes through
  * the proxy, one PE's world is a team of one; SHMEM_PRELAUNCH_DEPTH=0
- * posts nothing ahead: proxy mode. (Trigger mode hung on the H200:
- * shmemx_dev(3).) */
+ * posts nothing ahead: proxy mode. (Trigger mode "hung" on the H100s of
+ * 2026-12-06/07 in fill's cudaDeviceSynchronize of req_run's reuse loop,
+ * behind the request's instances posted ahead: shmemx_dev(3) BUGS.) */
 static void phase_kreq(shmemx_dev_t d)
 {
     shmem_team_t rows, one = team_of_one(&rows);
