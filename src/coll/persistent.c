@@ -54,6 +54,7 @@
 #include "coll/persistent_int.h"
 #include "common/words.h"
 #include "runtime/gpu.h"
+#include "runtime/stall.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -483,8 +484,13 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     }
     for (i = 0; !r->lazy && i < r->depth; i++)
         dsm_persist_post_next(r);
-    if (!r->lazy && r->depth)
+    if (!r->lazy && r->depth) {
         dsm_persist_ahead_note(routine);
+        /* A PE ended while it waits behind them says so (stall.h). */
+        r->holds = !!(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_GATES_HOLD);
+        if (r->holds)
+            dsm_stall_posted_ahead(1);
+    }
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
               "on %d queue(s), sync %s", routine,
               dsm_algo_name(p->algo), n, nbytes,
@@ -630,6 +636,10 @@ static void req_release(struct dsm_coll_req *r, int fini)
     int i, cancelled = 1;
 
     live_remove(r);
+    if (r->holds) {
+        r->holds = 0;
+        dsm_stall_posted_ahead(-1);
+    }
     if (r->kmode)
         kops->kmode_end(r);
     if (r->t && r->at_wait) {

@@ -155,10 +155,35 @@ static size_t put_signal(char *b, size_t cap, int sig)
 
 static struct sigaction old_term, old_int, old_hup;
 static int have_term, have_int, have_hup;
+static int posted_ahead; /* dsm_stall_posted_ahead */
+
+void dsm_stall_posted_ahead(int delta)
+{
+    __atomic_add_fetch(&posted_ahead, delta, __ATOMIC_RELAXED);
+}
 
 static void on_end(int sig)
 {
     int saved = errno;
+    int ahead = __atomic_load_n(&posted_ahead, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&pub.ready, __ATOMIC_ACQUIRE) && ahead > 0) {
+        char b[640];
+        size_t at = put_signal(b, sizeof(b), sig);
+        at = put_s(b, at, sizeof(b), " ended this PE outside the library's "
+                   "waits while ");
+        at = put_u(b, at, sizeof(b), (uint64_t)ahead);
+        at = put_s(b, at, sizeof(b) - 1,
+                   ahead == 1 ? " persistent request keeps"
+                              : " persistent requests keep");
+        at = put_s(b, at, sizeof(b) - 1,
+                   " instances posted ahead on CUDA streams: until "
+                   "shmemx_req_free, cudaDeviceSynchronize does not return "
+                   "and a cudaMemcpy on the legacy stream can wait behind "
+                   "them (shmemx_req(3), NOTES)");
+        b[at++] = '\n';
+        ssize_t rc = write(STDERR_FILENO, b, at);
+        (void)rc;
+    }
     if (__atomic_load_n(&pub.ready, __ATOMIC_ACQUIRE)) {
         char b[640];
         uint64_t ds = (dsm_now_ns() - pub.since_ns) / 100000000ull;

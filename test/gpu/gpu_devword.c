@@ -11,7 +11,12 @@
  *
  * MODE: amo, wait, test, signal_add, signal_fetch, put_signal: expected to
  * fail (the script checks the message and exit status 1); iput: expected
- * to pass.
+ * to pass; ahead_sync: a persistent fcollect over a team of one (its
+ * instances posted ahead on CUDA streams), then cuCtxSynchronize, which
+ * does not return before shmemx_req_free (shmemx_req(3), NOTES): the
+ * launcher's --timeout ends the job, and each PE must say why in one line
+ * though it waits outside the library (a test of the device API hung
+ * that way with no word, 2026-12-07).
  */
 #include "test/gpu/gpu_util.h"
 #define MP_ALARM_S 40
@@ -65,6 +70,23 @@ int main(int argc, char **argv)
             if (back[i] != (uint64_t)me * 1000 + (uint64_t)i)
                 MP_FAIL("iget: element %d is %llu", i,
                         (unsigned long long)back[i]);
+    } else if (!strcmp(mode, "ahead_sync")) {
+        shmem_team_t one;
+        shmemx_req_t req;
+        if (shmem_team_split_strided(SHMEM_TEAM_WORLD, me, 1, 1, NULL, 0,
+                                     &one) ||
+            shmemx_fcollectmem_init(one, dw, dw + 8, 8, &req))
+            MP_FAIL("ahead_sync: team of one or shmemx_fcollectmem_init");
+        if (me == 0) {
+            printf("ready\n");
+            fflush(stdout);
+        }
+        gpu_ctx();
+        GPU_CK(gcu.CtxSynchronize()); /* behind the instances: no return */
+        fprintf(stderr, "gpu_devword: PE %d: cuCtxSynchronize returned while "
+                "a request keeps instances posted ahead\n", me);
+        shmemx_req_free(req);
+        _exit(3);
     } else {
         MP_FAIL("unknown mode %s", mode);
     }

@@ -20,4 +20,13 @@ for mode in amo wait test signal_add signal_fetch put_signal; do
         { cat "$TEST_TMP/err"; fail "$mode: no one-line device-heap error"; }
     echo "$mode: $(grep -m1 'device heap' "$TEST_TMP/err")"
 done
+# A PE waiting outside the library (cuCtxSynchronize) behind a
+# persistent request's instances posted ahead: the --timeout ends it, and
+# each PE says what holds it (runtime/stall.h), the launcher the timeout.
+"$LAUNCHER" -n 2 --timeout 8 "$PROG" ahead_sync >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
+rc=$?
+[ $rc -eq 124 ] || { cat "$TEST_TMP/out" "$TEST_TMP/err"; fail "ahead_sync: exit status $rc, expected 124 (the timeout)"; }
+n=$(grep -c "^dmashmem: PE [01]: signal 15 (Terminated) ended this PE outside the library's waits while 1 persistent request keeps instances posted ahead on CUDA streams: until shmemx_req_free, cudaDeviceSynchronize does not return" "$TEST_TMP/err")
+[ "$n" -eq 2 ] || { cat "$TEST_TMP/err"; fail "ahead_sync: $n of 2 PEs said what held them"; }
+echo "ahead_sync: $(grep -m1 'ended this PE outside' "$TEST_TMP/err" | cut -c1-120)..."
 echo "PASS: gpu_devword"

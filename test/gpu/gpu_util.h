@@ -20,6 +20,7 @@
     X(DeviceGetCount)                                                          \
     X(CtxGetCurrent)                                                           \
     X(CtxSetCurrent)                                                           \
+    X(CtxSynchronize)                                                          \
     X(MemAlloc)                                                                \
     X(MemFree)                                                                 \
     X(MemcpyHtoD)                                                              \
