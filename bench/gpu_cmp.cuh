@@ -51,6 +51,23 @@ static inline double cmp_median(std::vector<double> v)
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
+/* The "after idle" rows (both libraries): their idle times, and one row's
+ * value: lat() (a one-iteration kernel's time, us) run 15 times, each
+ * after sleeping ms; the median. */
+static const long cmp_idle_ms[3] = {1, 10, 100};
+
+template <typename L>
+static double cmp_after_idle(long ms, L lat)
+{
+    std::vector<double> w;
+    for (int i = 0; i < 15; i++) {
+        struct timespec ts = {0, ms * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        w.push_back(lat());
+    }
+    return cmp_median(w);
+}
+
 /* A latency kernel's iters per-iteration times (ns, in device memory
  * at t): the median in us, the first tenth left out as warm-up. */
 static inline double cmp_lat_us(const unsigned long long *t, int iters)

@@ -283,24 +283,19 @@ static void phase_lat(shmemx_dev_t d, char *dsrc, char *hdst, char *ddst)
 static void phase_idle(shmemx_dev_t d, char *dsrc, char *hdst)
 {
     const int pe = (me + 1) % npes, iters = 2000;
-    const long idle_ms[] = {1, 10, 100};
     unsigned long long *t;
     shmemx_dev_t de = d;
     de.store_max = 0;
     CK(cudaMalloc(&t, iters * sizeof(*t)));
     row("dev_put_quiet_idle", "engines,warm", 8,
         lat(de, L_PUT, hdst, dsrc, pe, iters, t), "us");
-    for (size_t k = 0; k < sizeof(idle_ms) / sizeof(*idle_ms); k++) {
-        std::vector<double> w;
+    for (long ms : cmp_idle_ms) {
         char v[64];
-        for (int i = 0; i < 15; i++) {
-            struct timespec ts = {0, idle_ms[k] * 1000 * 1000};
-            nanosleep(&ts, NULL);
-            /* lat() drops nothing for one iteration: iters / 10 = 0 */
-            w.push_back(lat(de, L_PUT, hdst, dsrc, pe, 1, t));
-        }
-        snprintf(v, sizeof(v), "engines,after %ld ms idle", idle_ms[k]);
-        row("dev_put_quiet_idle", v, 8, median(w), "us");
+        snprintf(v, sizeof(v), "engines,after %ld ms idle", ms);
+        /* lat() drops nothing for one iteration: iters / 10 = 0 */
+        row("dev_put_quiet_idle", v, 8, cmp_after_idle(ms, [&] {
+                return lat(de, L_PUT, hdst, dsrc, pe, 1, t);
+            }), "us");
     }
     CK(cudaFree(t));
 }
@@ -640,7 +635,6 @@ static void crow(const char *name, size_t bytes, double v, const char *unit)
 static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
 {
     const int iters = 2000, pe = (me + 1) % npes;
-    const long idle_ms[] = {1, 10, 100};
     unsigned long long *t;
     shmemx_dev_t de = d;
     de.store_max = 0; /* through the proxy and the engines */
@@ -673,36 +667,27 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
          lat(d, L_TABLE_FLOOR, pdst, dsrc, pe, iters, t, 8, 1), "us");
     crow("p_gpufence", 8, lat(d, L_P_FENCE, pdst, dsrc, pe, iters, t, 8, 1),
          "us");
-    for (int e = 0; e < 2; e++)
-        for (int k = 0; k < 3; k++) {
-            std::vector<double> w;
+    /* put + quiet after 1/10/100 ms idle, by stores and by the engines,
+     * each once in a kernel of its own; and those rows' floor, the copy
+     * floor run the same way. A kernel's first execution of its code is
+     * slower than a loop's later ones, idle or not
+     * (test/gpu/probes/idle_probe.cu), so the warm floor is not the idle
+     * rows' (bench/nvcmp-table.awk). */
+    const struct {
+        const char *name;
+        shmemx_dev_t dd;
+        int kind;
+    } idle_rows[] = {{"put_quiet", d, L_PUT},
+                     {"put_quiet_engines", de, L_PUT},
+                     {"copy_table_quiet_floor", d, L_COPY_QUIET_FLOOR}};
+    for (const auto &r : idle_rows)
+        for (long ms : cmp_idle_ms) {
             char name[64];
-            for (int i = 0; i < 15; i++) {
-                struct timespec ts = {0, idle_ms[k] * 1000 * 1000};
-                nanosleep(&ts, NULL);
-                w.push_back(lat(e ? de : d, L_PUT, pdst, dsrc, pe, 1, t));
-            }
-            snprintf(name, sizeof(name), "put_quiet%s_idle_%ldms",
-                     e ? "_engines" : "", idle_ms[k]);
-            crow(name, 8, median(w), "us");
+            snprintf(name, sizeof(name), "%s_idle_%ldms", r.name, ms);
+            crow(name, 8, cmp_after_idle(ms, [&] {
+                     return lat(r.dd, r.kind, pdst, dsrc, pe, 1, t);
+                 }), "us");
         }
-    /* The floor of the idle rows: the copy floor run the same way, once
-     * in a kernel of its own after the same idle. A kernel's first
-     * execution of its code is slower than a loop's later ones, idle or
-     * not (test/gpu/probes/idle_probe.cu), so the warm floor is not the
-     * idle rows' (bench/nvcmp-table.awk). */
-    for (int k = 0; k < 3; k++) {
-        std::vector<double> w;
-        char name[64];
-        for (int i = 0; i < 15; i++) {
-            struct timespec ts = {0, idle_ms[k] * 1000 * 1000};
-            nanosleep(&ts, NULL);
-            w.push_back(lat(d, L_COPY_QUIET_FLOOR, pdst, dsrc, pe, 1, t));
-        }
-        snprintf(name, sizeof(name), "copy_table_quiet_floor_idle_%ldms",
-                 idle_ms[k]);
-        crow(name, 8, median(w), "us");
-    }
     CK(cudaFree(t));
 }
 

@@ -139,17 +139,12 @@ static void group_rma(void)
     if (me == 0) {
         row("put_quiet", 8, lat(0, dst, src, pe, iters, t), "us");
         row("p_quiet", 8, lat(1, dst, src, pe, iters, t), "us");
-        const long idle_ms[] = {1, 10, 100};
-        for (int k = 0; k < 3; k++) {
-            std::vector<double> w;
+        for (long ms : cmp_idle_ms) {
             char name[64];
-            for (int i = 0; i < 15; i++) {
-                struct timespec ts = {0, idle_ms[k] * 1000 * 1000};
-                nanosleep(&ts, NULL);
-                w.push_back(lat(0, dst, src, pe, 1, t));
-            }
-            snprintf(name, sizeof(name), "put_quiet_idle_%ldms", idle_ms[k]);
-            row(name, 8, cmp_median(w), "us");
+            snprintf(name, sizeof(name), "put_quiet_idle_%ldms", ms);
+            row(name, 8,
+                cmp_after_idle(ms, [&] { return lat(0, dst, src, pe, 1, t); }),
+                "us");
         }
     }
     host_barrier();

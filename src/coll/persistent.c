@@ -301,9 +301,18 @@ void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
     gate(r, k);
 }
 
+/* Whether r's instances are posted ahead where they hold up some work of
+ * the program until they run (CUDA streams: shmemx_req(3), NOTES). */
+static int holds_work(const struct dsm_coll_req *r)
+{
+    return !r->lazy && r->depth &&
+           (dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_GATES_HOLD);
+}
+
 /* Instances posted ahead on CUDA streams hold up some work of the program
  * until they run (shmemx_req(3), NOTES; a hang is hard to trace back to
- * here): PE 0 says so once per job. */
+ * here): PE 0 says so once per job (and a PE ended while such requests
+ * live says so too: holds_work, runtime/stall.h). */
 void dsm_persist_ahead_note(const char *routine)
 {
     static int said;
@@ -484,13 +493,10 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     }
     for (i = 0; !r->lazy && i < r->depth; i++)
         dsm_persist_post_next(r);
-    if (!r->lazy && r->depth) {
+    if (!r->lazy && r->depth)
         dsm_persist_ahead_note(routine);
-        /* A PE ended while it waits behind them says so (stall.h). */
-        r->holds = !!(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_GATES_HOLD);
-        if (r->holds)
-            dsm_stall_posted_ahead(1);
-    }
+    if (holds_work(r))
+        dsm_stall_posted_ahead(1);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
               "on %d queue(s), sync %s", routine,
               dsm_algo_name(p->algo), n, nbytes,
@@ -636,10 +642,8 @@ static void req_release(struct dsm_coll_req *r, int fini)
     int i, cancelled = 1;
 
     live_remove(r);
-    if (r->holds) {
-        r->holds = 0;
+    if (holds_work(r))
         dsm_stall_posted_ahead(-1);
-    }
     if (r->kmode)
         kops->kmode_end(r);
     if (r->t && r->at_wait) {

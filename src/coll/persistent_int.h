@@ -26,7 +26,6 @@ struct dsm_coll_req {
     dsm_plan_t plan;
     dsm_sdma_queue_t *q[DSM_CHAIN_MAXQ];
     int depth;
-    int holds; /* counted in dsm_stall_posted_ahead (runtime/stall.h) */
     int nslots;                          /* depth, or depth + 1 (dsync) */
     uint64_t posted, started, completed; /* instance numbers, from 1 */
     dsm_inst_t *inst;                    /* [nslots], instance k at k % nslots */

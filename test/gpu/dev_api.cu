@@ -96,37 +96,38 @@ __host__ __device__ static inline unsigned char pat(int pe, size_t i, int round)
     return (unsigned char)(pe * 37 + i * 13 + (i >> 9) + round * 101 + 1);
 }
 
-/* cudaMemcpy from pageable host memory to the device returns once the
- * bytes are staged, before they land: without the synchronize a peer
- * that reads them after the next shmem_barrier_all may see the old ones
- * (H100, 2 PEs under MPS, 2026-12-05 22:26: rma getmem 1 MiB from the
- * peer's device heap, the last 96768 bytes stale). */
-static void fill(void *p, size_t n, int pe, int round)
+/* fill_on(st, ...): the pattern into p, landed when it returns. cudaMemcpy
+ * from pageable host memory returns once the bytes are staged, before they
+ * land: without the synchronize a peer that reads them after the next
+ * shmem_barrier_all may see the old ones (H100, 2 PEs under MPS,
+ * 2026-12-05 22:26: rma getmem 1 MiB from the peer's device heap, the last
+ * 96768 bytes stale). st 0: the legacy stream and cudaDeviceSynchronize;
+ * else a copy on st, synchronised alone. While a request keeps instances
+ * posted ahead a legacy-stream copy can wait behind their gate and
+ * cudaDeviceSynchronize does not return before shmemx_req_free
+ * (shmemx_req(3); the "trigger-mode hang" of shmemx_dev(3) BUGS was this
+ * cudaDeviceSynchronize in req_run: H100, 2026-12-07): there the copies
+ * use copy_stream, non-blocking. */
+static cudaStream_t copy_stream;
+
+static void fill_on(cudaStream_t st, void *p, size_t n, int pe, int round)
 {
     unsigned char *h = (unsigned char *)malloc(n);
     for (size_t i = 0; i < n; i++)
         h[i] = pat(pe, i, round);
-    CK(cudaMemcpy(p, h, n, cudaMemcpyDefault));
-    CK(cudaDeviceSynchronize());
+    if (st) {
+        CK(cudaMemcpyAsync(p, h, n, cudaMemcpyDefault, st));
+        CK(cudaStreamSynchronize(st));
+    } else {
+        CK(cudaMemcpy(p, h, n, cudaMemcpyDefault));
+        CK(cudaDeviceSynchronize());
+    }
     free(h);
 }
 
-/* fill and check while a request keeps instances posted ahead: on a
- * non-blocking stream of their own, synchronised alone. A legacy-stream
- * copy to the device can wait behind the instances' gate, and
- * cudaDeviceSynchronize does not return before shmemx_req_free
- * (shmemx_req(3); the "trigger-mode hang" of shmemx_dev(3) BUGS was
- * fill's cudaDeviceSynchronize here: H100, 2026-12-07). */
-static cudaStream_t copy_stream;
-
-static void fill_posted(void *p, size_t n, int pe, int round)
+static void fill(void *p, size_t n, int pe, int round)
 {
-    unsigned char *h = (unsigned char *)malloc(n);
-    for (size_t i = 0; i < n; i++)
-        h[i] = pat(pe, i, round);
-    CK(cudaMemcpyAsync(p, h, n, cudaMemcpyDefault, copy_stream));
-    CK(cudaStreamSynchronize(copy_stream));
-    free(h);
+    fill_on((cudaStream_t)0, p, n, pe, round);
 }
 
 static void zero(void *p, size_t n)
@@ -987,7 +988,7 @@ static void req_run(shmemx_dev_t d, int a2a, int where, int rounds,
     /* The host may use the request again once the kernel is done, twice
      * (a handle's counters carry on). */
     for (int rep = 7; rep < 9 && !a2a; rep++) {
-        fill_posted(src, REQ_NB, me, rep);
+        fill_on(copy_stream, src, REQ_NB, me, rep);
         shmem_barrier_all();
         shmemx_req_start(req);
         shmemx_req_wait(req);
