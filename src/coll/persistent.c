@@ -301,24 +301,22 @@ void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k)
     gate(r, k);
 }
 
-/* Whether r's instances are posted ahead where they hold up some work of
- * the program until they run (CUDA streams: shmemx_req(3), NOTES). */
-static int holds_work(const struct dsm_coll_req *r)
-{
-    return !r->lazy && r->depth &&
-           (dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_GATES_HOLD);
-}
-
 /* Instances posted ahead on CUDA streams hold up some work of the program
  * until they run (shmemx_req(3), NOTES; a hang is hard to trace back to
- * here): PE 0 says so once per job (and a PE ended while such requests
- * live says so too: holds_work, runtime/stall.h). */
-void dsm_persist_ahead_note(const char *routine)
+ * here): PE 0 says so once per job, and a PE ended while such requests
+ * live says so too (runtime/stall.h). Counted where the posting happens,
+ * once per request (a team of one posts nothing at init, but does for a
+ * kernel handle in TRIGGER mode), uncounted at its release. */
+void dsm_persist_ahead(struct dsm_coll_req *r)
 {
     static int said;
-    if (dsm_rt.me ||
-        !(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_GATES_HOLD) ||
-        __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    if (!(dsm_sdma_caps(dsm_rt.sdma) & DSM_SDMA_CAP_GATES_HOLD))
+        return;
+    if (!r->ahead) {
+        r->ahead = 1;
+        dsm_stall_posted_ahead(1);
+    }
+    if (dsm_rt.me || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         return;
     fprintf(stderr,
             "dmashmem: note: %s keeps instances posted ahead on CUDA streams, "
@@ -326,7 +324,7 @@ void dsm_persist_ahead_note(const char *routine)
             "cudaDeviceSynchronize does not return and a cudaMemcpy on the "
             "legacy stream can wait behind them; copy with cudaMemcpyAsync on "
             "non-blocking streams (shmemx_req(3), NOTES)\n",
-            routine);
+            r->routine);
 }
 
 static int req_init(shmem_team_t team, void *dest, const void *source,
@@ -494,9 +492,7 @@ static int req_init(shmem_team_t team, void *dest, const void *source,
     for (i = 0; !r->lazy && i < r->depth; i++)
         dsm_persist_post_next(r);
     if (!r->lazy && r->depth)
-        dsm_persist_ahead_note(routine);
-    if (holds_work(r))
-        dsm_stall_posted_ahead(1);
+        dsm_persist_ahead(r);
     dsm_debug("%s: %s over %d PEs, %zu bytes, %d instance(s) posted ahead "
               "on %d queue(s), sync %s", routine,
               dsm_algo_name(p->algo), n, nbytes,
@@ -642,7 +638,7 @@ static void req_release(struct dsm_coll_req *r, int fini)
     int i, cancelled = 1;
 
     live_remove(r);
-    if (holds_work(r))
+    if (r->ahead)
         dsm_stall_posted_ahead(-1);
     if (r->kmode)
         kops->kmode_end(r);

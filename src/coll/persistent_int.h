@@ -35,6 +35,8 @@ struct dsm_coll_req {
     uint32_t magic;
     int at_wait;          /* team not all mapped: run at wait (see above) */
     int lazy;             /* nothing posted ahead: each instance at start */
+    int ahead;            /* counted as posted ahead where that holds work
+                             (dsm_persist_ahead) */
     void *dest;
     const void *src;
     size_t nbytes;
@@ -68,9 +70,11 @@ void dsm_persist_post_next(struct dsm_coll_req *r);
 void dsm_persist_fire(struct dsm_coll_req *r, uint64_t k);
 /* A chain queue for engine index i, from the free list or new. */
 dsm_sdma_queue_t *dsm_persist_queue_get(int i, const char *routine);
-/* Once per job (PE 0, cuda backend): instances posted ahead hold up some
- * work of the program (shmemx_req(3), NOTES). */
-void dsm_persist_ahead_note(const char *routine);
+/* r's instances are now posted ahead (at init, or by a kernel handle in
+ * TRIGGER mode): where that holds up some work of the program (cuda
+ * backend; shmemx_req(3), NOTES), PE 0 says so once per job and r counts
+ * for the stall handler's line (runtime/stall.h) until its release. */
+void dsm_persist_ahead(struct dsm_coll_req *r);
 /* The request behind a handle, or the job fails naming routine. */
 struct dsm_coll_req *dsm_persist_req_check(shmemx_req_t req,
                                            const char *routine);

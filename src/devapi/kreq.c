@@ -379,7 +379,7 @@ shmemx_dev_req_t *pshmemx_req_device(shmemx_req_t req)
     KD_WRITE(r, mode, &mode, 1);
     r->kmode = 1;
     krepost(r);
-    dsm_persist_ahead_note(r->routine);
+    dsm_persist_ahead(r);
     pthread_mutex_lock(&klock);
     r->knext = klist;
     klist = r;

@@ -11,8 +11,9 @@
  *
  * MODE: amo, wait, test, signal_add, signal_fetch, put_signal: expected to
  * fail (the script checks the message and exit status 1); iput: expected
- * to pass; ahead_sync: a persistent fcollect over a team of one (its
- * instances posted ahead on CUDA streams), then cuCtxSynchronize, which
+ * to pass; ahead_sync: a persistent fcollect over a team of one, handed
+ * to kernels in TRIGGER mode (its instances posted ahead on CUDA
+ * streams), then cuCtxSynchronize, which
  * does not return before shmemx_req_free (shmemx_req(3), NOTES): the
  * launcher's --timeout ends the job, and each PE must say why in one line
  * though it waits outside the library (a test of the device API hung
@@ -23,6 +24,7 @@
 #include "test/mp/mp.h"
 
 #include <shmemx.h>
+#include <shmemx_cuda.h> /* shmemx_req_device (plain C part) */
 
 int main(int argc, char **argv)
 {
@@ -71,12 +73,24 @@ int main(int argc, char **argv)
                 MP_FAIL("iget: element %d is %llu", i,
                         (unsigned long long)back[i]);
     } else if (!strcmp(mode, "ahead_sync")) {
-        shmem_team_t one;
+        /* A team of one each, its request handed to kernels in TRIGGER
+         * mode (gpu_devword.sh sets SHMEM_DEV_REQ_TRIGGER=1): the device
+         * API's proxy keeps its instances posted ahead (a team with
+         * another PE on this GPU posts nothing ahead, nor does a team of
+         * one's request on the host). Every PE makes every split. */
+        shmem_team_t t, one = SHMEM_TEAM_INVALID;
         shmemx_req_t req;
-        if (shmem_team_split_strided(SHMEM_TEAM_WORLD, me, 1, 1, NULL, 0,
-                                     &one) ||
-            shmemx_fcollectmem_init(one, dw, dw + 8, 8, &req))
-            MP_FAIL("ahead_sync: team of one or shmemx_fcollectmem_init");
+        for (int k = 0; k < n; k++) {
+            if (shmem_team_split_strided(SHMEM_TEAM_WORLD, k, 1, 1, NULL, 0,
+                                         &t))
+                MP_FAIL("ahead_sync: split %d", k);
+            if (k == me)
+                one = t;
+        }
+        if (shmemx_fcollectmem_init(one, dw + 8, dw, 8, &req))
+            MP_FAIL("ahead_sync: shmemx_fcollectmem_init");
+        if (!shmemx_req_device(req))
+            MP_FAIL("ahead_sync: shmemx_req_device returned NULL");
         if (me == 0) {
             printf("ready\n");
             fflush(stdout);

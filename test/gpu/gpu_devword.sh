@@ -23,7 +23,8 @@ done
 # A PE waiting outside the library (cuCtxSynchronize) behind a
 # persistent request's instances posted ahead: the --timeout ends it, and
 # each PE says what holds it (runtime/stall.h), the launcher the timeout.
-"$LAUNCHER" -n 2 --timeout 8 "$PROG" ahead_sync >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
+SHMEM_DEV_REQ_TRIGGER=1 CUDA_MODULE_LOADING=EAGER \
+    "$LAUNCHER" -n 2 --timeout 8 "$PROG" ahead_sync >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
 rc=$?
 [ $rc -eq 124 ] || { cat "$TEST_TMP/out" "$TEST_TMP/err"; fail "ahead_sync: exit status $rc, expected 124 (the timeout)"; }
 n=$(grep -c "^dmashmem: PE [01]: signal 15 (Terminated) ended this PE outside the library's waits while 1 persistent request keeps instances posted ahead on CUDA streams: until shmemx_req_free, cudaDeviceSynchronize does not return" "$TEST_TMP/err")
