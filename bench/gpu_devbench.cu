@@ -11,9 +11,9 @@
  * target (this PE with 1 PE). Rows:
  *   lat     put 8 B + quiet through the engines (store threshold 0), put
  *           8 B + quiet on the store path, p 8 B + quiet (a store and a
- *           system fence); median us, kernel clock
+ *           system fence); us (trimmed mean: gpu_cmp.cuh), kernel clock
  *   idle    put 8 B + quiet through the engines, warm and after 1, 10 and
- *           100 ms without requests (the proxy's wake-up); median us
+ *           100 ms without requests (the proxy's wake-up); us, trimmed mean
  *   bw      one thread's putmem (engines), cudaMemcpyAsync, and a
  *           store-copy kernel (int4 grid-stride, 1024 threads per CTA)
  *           with 1 CTA and with every SM, 64 KiB .. 1 GiB; GB/s (median)
@@ -61,7 +61,9 @@
  *                      floors of p_quiet and put_quiet; and
  *                      copy_table_quiet_floor_idle_*: that floor once
  *                      per kernel after the same idle, the idle rows'
- *                      floor); median us
+ *                      floor); us, the mean of the middle 80 % of
+ *                      the samples (cmp_trimmed_mean: the timer ticks
+ *                      every 32 ns)
  *             bw       putmem_thread / _warp / _block (shmemx_dev_putmem,
  *                      _warp, _block), 1 MiB .. max; GB/s
  *             overlap  one thread's putmem of 16 MiB repeated over the
@@ -276,7 +278,7 @@ static void phase_lat(shmemx_dev_t d, char *dsrc, char *hdst, char *ddst)
 
 /* The first request after the proxy went idle (issue #26): put 8 B +
  * quiet through the engines after 1, 10 and 100 ms without requests,
- * next to the warm figure of the same kernel (median of 15; the kernel's
+ * next to the warm figure of the same kernel (trimmed mean of 15; the kernel's
  * own clock, launch not included). What it measures is the proxy's
  * wake-up: it spins SHMEM_DEV_PROXY_SPIN_US, then sleeps until a kernel's
  * reservation wakes it. */
@@ -892,7 +894,7 @@ __global__ void k_put_every(shmemx_dev_t d, char *dst, const char *src,
     }
 }
 
-/* Kernel-started fcollect/alltoall on every PE, PE 0's median: the
+/* Kernel-started fcollect/alltoall on every PE, PE 0's trimmed mean: the
  * one-shot routines from one warp (fcollect_kernel, alltoall_kernel: the
  * rows compared with NVSHMEM's one-CTA calls), and a persistent request
  * over the world team started and waited for by one kernel thread

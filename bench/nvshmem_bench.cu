@@ -28,8 +28,9 @@
  * overlap: on the host, with no kernel of theirs on the GPU):
  *   rma      put_quiet (putmem_nbi 8 B + quiet, one thread), p_quiet
  *            (uint64_p + quiet), put_quiet_idle_{1,10,100}ms (the same
- *            after that long without requests, median of 15); median us,
- *            kernel clock
+ *            after that long without requests, 15 kernels); us, kernel
+ *            clock, the mean of the middle 80 % of the samples (the
+ *            timer ticks every 32 ns: cmp_trimmed_mean, gpu_cmp.cuh)
  *   bw       putmem_thread / putmem_warp / putmem_block (one thread, one
  *            warp, one CTA of 1024 threads; blocking put + quiet), 1 MiB
  *            .. max; GB/s (median), kernel clock
@@ -45,7 +46,7 @@
  *   kcoll    fcollect_kernel / alltoall_kernel: nvshmemx_fcollectmem_
  *            block / alltoallmem_block by one CTA (1024 threads) in a
  *            kernel on every PE (nvshmemx_collective_launch), 1 KiB and
- *            64 KiB; PE 0's median us, kernel clock; barrier_kernel:
+ *            64 KiB; PE 0's us (trimmed mean), kernel clock; barrier_kernel:
  *            nvshmem_barrier_all from one thread per PE
  */
 #include <cuda_runtime.h>
