@@ -79,11 +79,13 @@ int main(void)
     base = open_files();
     burst(dst, 1, NCTX, &alive1);
     burst(dst, 2, NCTX, &alive2);
-    /* Up to one file per peer of slack: the sockets provider settles a
-     * pair's connections (both sides connecting at once) in its own
-     * thread, so one may come or go between two counts (seen once under
-     * ASan: 22, 22, 23). Endpoints per context would be NCTX or more. */
-    const int slack = npes - 1;
+    /* Up to two files per peer of slack: the sockets provider settles a
+     * pair's connections (both sides connecting at once: a pair may hold
+     * two sockets until one is dropped) in its own thread, so they may
+     * come or go between two counts (seen under ASan: 22, 22, 23; in CI
+     * on 2026-12-07: 25, 25, 27). Endpoints per context would be NCTX
+     * (16) or more. */
+    const int slack = 2 * (npes - 1);
     CHECK(alive2 <= alive1 + slack,
           "%d files open before %d contexts, %d with them, %d with %d "
           "more: the second contexts opened endpoints of their own",
