@@ -320,10 +320,9 @@ void dsm_persist_ahead(struct dsm_coll_req *r)
         return;
     fprintf(stderr,
             "dmashmem: note: %s keeps instances posted ahead on CUDA streams, "
-            "waiting for their start: until shmemx_req_free, "
-            "cudaDeviceSynchronize does not return and a cudaMemcpy on the "
-            "legacy stream can wait behind them; copy with cudaMemcpyAsync on "
-            "non-blocking streams (shmemx_req(3), NOTES)\n",
+            "waiting for their start: " DSM_STALL_AHEAD_HOLDS
+            "; copy with cudaMemcpyAsync on non-blocking streams "
+            "(shmemx_req(3), NOTES)\n",
             r->routine);
 }
 

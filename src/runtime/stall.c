@@ -176,10 +176,8 @@ static void on_end(int sig)
                    ahead == 1 ? " persistent request keeps"
                               : " persistent requests keep");
         at = put_s(b, at, sizeof(b) - 1,
-                   " instances posted ahead on CUDA streams: until "
-                   "shmemx_req_free, cudaDeviceSynchronize does not return "
-                   "and a cudaMemcpy on the legacy stream can wait behind "
-                   "them (shmemx_req(3), NOTES)");
+                   " instances posted ahead on CUDA streams: "
+                   DSM_STALL_AHEAD_HOLDS " (shmemx_req(3), NOTES)");
         b[at++] = '\n';
         ssize_t rc = write(STDERR_FILENO, b, at);
         (void)rc;

@@ -63,15 +63,21 @@ static inline void dsm_stall_done(dsm_stall_t *s)
 /* Persistent requests whose instances are posted ahead where that holds
  * up other work of the process (CUDA streams: cudaDeviceSynchronize and
  * legacy-stream copies wait behind them; coll/persistent.c): +1 when one
- * posts ahead, -1 at its shmemx_req_free. A PE ended by a signal outside
- * the library's waits while some are live says so: the one hang the
- * library can name though the program's own call is the one waiting
+ * posts ahead, -1 at its release (shmemx_req_free, finalize). A PE ended
+ * by a signal outside the library's waits while some are live says so:
+ * the one hang the library can name though the program's own call is the
+ * one waiting
  *
  *   dmashmem: PE 0: signal 15 (Terminated) ended this PE outside the
  *   library's waits while 1 persistent request keeps instances posted
  *   ahead on CUDA streams: ...
  */
 void dsm_stall_posted_ahead(int delta);
+/* What waits behind such instances: the line above, and the note PE 0
+ * prints when a request first posts ahead (coll/persistent.c). */
+#define DSM_STALL_AHEAD_HOLDS                                                  \
+    "until shmemx_req_free, cudaDeviceSynchronize does not return and a "     \
+    "cudaMemcpy on the legacy stream can wait behind them"
 
 /* shmem_init / shmem_finalize: the handlers of SIGTERM, SIGINT and
  * SIGHUP, and of the faults, each

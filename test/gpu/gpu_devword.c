@@ -77,16 +77,13 @@ int main(int argc, char **argv)
          * mode (gpu_devword.sh sets SHMEM_DEV_REQ_TRIGGER=1): the device
          * API's proxy keeps its instances posted ahead (a team with
          * another PE on this GPU posts nothing ahead, nor does a team of
-         * one's request on the host). Every PE makes every split. */
-        shmem_team_t t, one = SHMEM_TEAM_INVALID;
+         * one's request on the host). */
+        shmem_team_t one, rest;
         shmemx_req_t req;
-        for (int k = 0; k < n; k++) {
-            if (shmem_team_split_strided(SHMEM_TEAM_WORLD, k, 1, 1, NULL, 0,
-                                         &t))
-                MP_FAIL("ahead_sync: split %d", k);
-            if (k == me)
-                one = t;
-        }
+        if (shmem_team_split_2d(SHMEM_TEAM_WORLD, 1, NULL, 0, &one, NULL, 0,
+                                &rest) ||
+            shmem_team_n_pes(one) != 1)
+            MP_FAIL("ahead_sync: no team of one");
         if (shmemx_fcollectmem_init(one, dw + 8, dw, 8, &req))
             MP_FAIL("ahead_sync: shmemx_fcollectmem_init");
         if (!shmemx_req_device(req))
