@@ -66,7 +66,7 @@ static inline void dsm_stall_done(dsm_stall_t *s)
  * posts ahead, -1 at its release (shmemx_req_free, finalize). A PE ended
  * by a signal outside the library's waits while some are live says so:
  * the one hang the library can name though the program's own call is the
- * one waiting
+ * one waiting:
  *
  *   dmashmem: PE 0: signal 15 (Terminated) ended this PE outside the
  *   library's waits while 1 persistent request keeps instances posted

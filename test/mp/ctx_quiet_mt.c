@@ -123,12 +123,9 @@ int main(void)
      * a context that has nothing outstanding (a shared completion count
      * would make the second quiet wait for the first context's gets).
      * 64 gets of 32 KiB; over libfabric's sockets provider 64 of 512
-     * bytes (32 KiB in flight, not 2 MiB): that provider stalls a
-     * connection for good when a reader that fell behind holds part of a
-     * message header in a full loopback segment (docs/CLUSTER.md, "The
-     * sockets provider"); 2 MiB of answers in flight hit it in one run
-     * of 150 to 350 on a loaded 2-core node (9 of 64 gets never
-     * completed). */
+     * bytes (32 KiB in flight, not 2 MiB), which that provider's stall
+     * on loopback does not reach (docs/CLUSTER.md, "The sockets
+     * provider": why, and how often 2 MiB hit it). */
     if (npes > 1) {
         const char *prov = getenv("SHMEM_OFI_PROVIDER");
         const size_t glen =
