@@ -3,13 +3,18 @@
  * after 1/10/100 ms idle costs ~0.19 us more than one in a warm loop; is
  * that the idle, or the kernel's first touch of its parameters and data?).
  * PE 0 -> PE 1 (or itself alone); PE 0 launches one-thread kernels that
- * time their first operation and then a second one, after `idle` ms with
+ * time their first operation and then a second one, after `idle` ms (0, 1, 10) with
  * the GPU doing nothing (0: launched back to back), having read before
  * the timed part:
  *   cold    nothing
  *   handle  every field of the handle a put reads (its parameters)
  *   src     that and the source word
  *   words   that and the quiet's two counters
+ *   warp    that, and warp 1 of the block ran the same operation first
+ *           (the SM has fetched its code and data)
+ *   warp4   the same by warp 4, which shares warp 0's scheduler and its
+ *           instruction cache where warps are dealt to the SM's four
+ *           schedulers by warp number modulo 4
  * Operations (one kernel per operation: a template, as a program's would):
  *   put_quiet   shmemx_dev_putmem_nbi 8 B + shmemx_dev_quiet
  *   p_quiet     shmemx_dev_uint64_p + shmemx_dev_quiet
@@ -19,6 +24,13 @@
  *               copy_table_quiet_floor)
  *   store_fence a store through the peer's address found before the
  *               timed part + __threadfence_system (the bare floor)
+ *   lookup_floor  copy_floor with put's translation and checks
+ *               (shmemx_dev__ptr_n) in the timed part
+ *   put_fence   shmemx_dev_putmem_nbi 8 B + __threadfence_system (put
+ *               without the library's quiet)
+ *   lookup_nofail  lookup_floor without the misuse report's branch
+ *   lookup_far  lookup_floor with the peer's base always from the table
+ *               in device memory (no branch to the handle's near rows)
  * Prints idle_probe,npes,op,touch,idle_ms,first,second (us, medians of 15
  * kernels). Links the library (no -rdc), like bench/gpu_devbench.cu:
  *   nvcc -arch=sm_90 -O2 -Iinclude idle_probe.cu -ldmashmem
@@ -44,11 +56,45 @@
         }                                                                      \
     } while (0)
 
-enum { O_PUT, O_P, O_COPY_FLOOR, O_STORE_FENCE, O_N };
-static const char *const onames[O_N] = {"put_quiet", "p_quiet", "copy_floor",
-                                        "store_fence"};
-enum { T_COLD, T_HANDLE, T_SRC, T_WORDS, T_N };
-static const char *const tnames[T_N] = {"cold", "handle", "src", "words"};
+enum {
+    O_PUT, O_P, O_COPY_FLOOR, O_STORE_FENCE, O_LOOKUP_FLOOR, O_PUT_FENCE,
+    O_LOOKUP_NOFAIL, O_LOOKUP_FAR, O_N
+};
+static const char *const onames[O_N] = {
+    "put_quiet",    "p_quiet",   "copy_floor",     "store_fence",
+    "lookup_floor", "put_fence", "lookup_nofail", "lookup_far"};
+
+/* shmemx_dev__ptr_n's search and checks without its report (nofail: a
+ * misuse stores through a null base), or with the peer's base always from
+ * the table in device memory (far: no branch between near rows and the
+ * table). */
+template <int far>
+__device__ static inline char *lookup(const shmemx_dev_t &d, const void *sym,
+                                      size_t n, int pe)
+{
+    uint64_t a = (uint64_t)(uintptr_t)sym, off = 0, room = 0;
+    int s = 0, in = 0;
+#pragma unroll
+    for (int k = SHMEMX_DEV_SEGS - 1; k >= 0; k--) {
+        uint64_t o = a - d.lo[k];
+        if (o < d.size[k]) {
+            s = k;
+            off = o;
+            room = d.size[k] - o;
+            in = 1;
+        }
+    }
+    uint64_t b = 0;
+    if (in & ((unsigned)pe < (unsigned)d.npes) & (n <= room))
+        b = far ? __ldg(&d.base[pe * SHMEMX_DEV_SEGS + s])
+                : shmemx_dev__ld_base(&d, pe, s);
+    if (far && !b)
+        shmemx_dev__fail_at(d.me, d.npes, "idle_probe", SHMEMX_DEV__E_ADDR, a);
+    return (char *)(uintptr_t)(b + off);
+}
+enum { T_COLD, T_HANDLE, T_SRC, T_WORDS, T_WARP, T_WARP4, T_N };
+static const char *const tnames[T_N] = {"cold", "handle", "src",
+                                        "words", "warp", "warp4"};
 
 __device__ static inline unsigned long long gclock(void)
 {
@@ -69,6 +115,17 @@ __device__ static inline void one(const shmemx_dev_t &d, uint64_t *dst,
     } else if (op == O_P) {
         shmemx_dev_uint64_p(d, dst, i, pe);
         shmemx_dev_quiet(d);
+    } else if (op == O_LOOKUP_FLOOR) {
+        char *r = shmemx_dev__ptr_n(&d, dst, 8, pe, "idle_probe");
+        *(volatile uint64_t *)r = *(const volatile uint64_t *)src;
+        shmemx_dev__quiet(&d, "idle_probe");
+    } else if (op == O_LOOKUP_NOFAIL || op == O_LOOKUP_FAR) {
+        char *r = lookup<op == O_LOOKUP_FAR>(d, dst, 8, pe);
+        *(volatile uint64_t *)r = *(const volatile uint64_t *)src;
+        shmemx_dev__quiet(&d, "idle_probe");
+    } else if (op == O_PUT_FENCE) {
+        shmemx_dev_putmem_nbi(d, dst, src, 8, pe);
+        __threadfence_system();
     } else if (op == O_COPY_FLOOR) {
         volatile uint64_t *q = (volatile uint64_t *)(uintptr_t)(
             shmemx_dev__ld_base(&d, pe, s0) + off0);
@@ -91,7 +148,7 @@ __global__ void k_first(shmemx_dev_t d, uint64_t *dst, const uint64_t *src,
     const uint64_t off0 = (uint64_t)(uintptr_t)dst - d.lo[s0];
     volatile uint64_t *peer = NULL;
     unsigned long long acc = 0;
-    if (op == O_STORE_FENCE)
+    if (op == O_STORE_FENCE && threadIdx.x % 32 == 0)
         peer = (volatile uint64_t *)shmemx_dev__ptr(&d, dst, pe, "idle_probe");
     if (touch >= T_HANDLE) {
         acc ^= d.store_max ^ (unsigned long long)d.npes ^
@@ -113,6 +170,13 @@ __global__ void k_first(shmemx_dev_t d, uint64_t *dst, const uint64_t *src,
     /* the reads are done before the clock starts: their value is stored
      * (every variant stores, cold too) and the block fence orders it */
     *(volatile unsigned long long *)sink = acc;
+    if (touch >= T_WARP) { /* another warp of this block runs the op first */
+        if (threadIdx.x == (touch == T_WARP ? 32 : 128))
+            one<op>(d, dst, src, pe, s0, off0, peer, 3);
+        __syncthreads();
+    }
+    if (threadIdx.x)
+        return;
     __threadfence_block();
     unsigned long long t0 = gclock();
     one<op>(d, dst, src, pe, s0, off0, peer, 1);
@@ -127,18 +191,31 @@ static void launch(int op, shmemx_dev_t d, uint64_t *dst, const uint64_t *src,
                    int pe, int touch, unsigned long long *t,
                    unsigned long long *sink)
 {
+    const int nt = touch == T_WARP ? 64 : touch == T_WARP4 ? 160 : 1;
     switch (op) {
     case O_PUT:
-        k_first<O_PUT><<<1, 1>>>(d, dst, src, pe, touch, t, sink);
+        k_first<O_PUT><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
         break;
     case O_P:
-        k_first<O_P><<<1, 1>>>(d, dst, src, pe, touch, t, sink);
+        k_first<O_P><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
         break;
     case O_COPY_FLOOR:
-        k_first<O_COPY_FLOOR><<<1, 1>>>(d, dst, src, pe, touch, t, sink);
+        k_first<O_COPY_FLOOR><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
+        break;
+    case O_LOOKUP_FLOOR:
+        k_first<O_LOOKUP_FLOOR><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
+        break;
+    case O_PUT_FENCE:
+        k_first<O_PUT_FENCE><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
+        break;
+    case O_LOOKUP_NOFAIL:
+        k_first<O_LOOKUP_NOFAIL><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
+        break;
+    case O_LOOKUP_FAR:
+        k_first<O_LOOKUP_FAR><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
         break;
     default:
-        k_first<O_STORE_FENCE><<<1, 1>>>(d, dst, src, pe, touch, t, sink);
+        k_first<O_STORE_FENCE><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
         break;
     }
     CK(cudaGetLastError());
@@ -156,7 +233,7 @@ int main(void)
     shmem_init();
     const int me = shmem_my_pe(), npes = shmem_n_pes();
     const int pe = (me + 1) % npes, reps = 15;
-    const long idle_ms[] = {0, 1, 10, 100};
+    const long idle_ms[] = {0, 1, 10};
     shmemx_dev_t d;
     uint64_t *dst = (uint64_t *)shmemx_malloc_device(64);
     uint64_t *src = (uint64_t *)shmemx_malloc_device(64);
