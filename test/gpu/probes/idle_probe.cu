@@ -2,10 +2,10 @@
  * The first operation of a kernel (issue #31: the first put 8 B + quiet
  * after 1/10/100 ms idle costs ~0.19 us more than one in a warm loop; is
  * that the idle, or the kernel's first touch of its parameters and data?).
- * PE 0 -> PE 1 (or itself alone); PE 0 launches one-thread kernels that
- * time their first operation and then a second one, after `idle` ms (0, 1, 10) with
- * the GPU doing nothing (0: launched back to back), having read before
- * the timed part:
+ * PE 0 -> PE 1 (or itself alone); PE 0 launches kernels whose thread 0
+ * times its first operation and then a second one, after `idle` ms (0, 1,
+ * 10) with the GPU doing nothing (0: launched back to back), having read
+ * before the timed part:
  *   cold    nothing
  *   handle  every field of the handle a put reads (its parameters)
  *   src     that and the source word
