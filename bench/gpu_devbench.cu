@@ -64,9 +64,11 @@
  *                      floors of p_quiet and put_quiet; and
  *                      copy_table_quiet_floor_idle_*: that floor once
  *                      per kernel after the same idle, the idle rows'
- *                      floor); us, the mean of the middle 80 % of
- *                      the samples (cmp_trimmed_mean: the timer ticks
- *                      every 32 ns)
+ *                      floor; copy_xlate_quiet_floor and its _idle_*:
+ *                      the copy floor with the library's translation of
+ *                      the address and its checks); us, the mean of the
+ *                      middle 80 % of the samples (cmp_trimmed_mean: the
+ *                      timer ticks every 32 ns)
  *             bw       putmem_thread / _warp / _block (shmemx_dev_putmem,
  *                      _warp, _block), 1 MiB .. max; GB/s
  *             overlap  one thread's putmem of 16 MiB repeated over the
@@ -156,10 +158,15 @@ static void row(const char *test, const char *variant, size_t bytes,
  * as a program's sizeof would be and as bench/nvshmem_bench.cu's put is
  * (the NVSHMEM comparison's rows: with n an argument the kernel carries
  * the generic path's tail loops, and its first put after a launch cost
- * 1.28 us against 1.08 warm, H100 2026-12-07). */
+ * 1.28 us against 1.08 warm, H100 2026-12-07). L_XLATE_QUIET_FLOOR: the
+ * copy floor with the library's translation of dst in the timed part
+ * (shmemx_dev__ptr_n: which of the three symmetric segments, PE and range
+ * checks, the peer's row), the floor of a put to any symmetric address
+ * that names a misuse, which NVSHMEM's device API (its one heap, no
+ * checks) does not do. */
 enum {
     L_PUT, L_P, L_FLOOR, L_P_FENCE, L_QUIET, L_TABLE_FLOOR,
-    L_TABLE_QUIET_FLOOR, L_COPY_QUIET_FLOOR, L_PUT8
+    L_TABLE_QUIET_FLOOR, L_COPY_QUIET_FLOOR, L_PUT8, L_XLATE_QUIET_FLOOR
 };
 
 /* The fence of L_FLOOR, L_TABLE_FLOOR and L_P_FENCE: system scope, or
@@ -210,11 +217,16 @@ __global__ void k_lat(shmemx_dev_t d, char *dst, const char *src, int pe,
             t[i] = gclock() - t0;
             continue;
         }
-        if (kind == L_TABLE_QUIET_FLOOR || kind == L_COPY_QUIET_FLOOR) {
-            volatile uint64_t *q = (volatile uint64_t *)(uintptr_t)(
-                shmemx_dev__ld_base(&d, pe, s0) + off0);
-            *q = kind == L_COPY_QUIET_FLOOR ? *(const volatile uint64_t *)src
-                                            : (uint64_t)i;
+        if (kind == L_TABLE_QUIET_FLOOR || kind == L_COPY_QUIET_FLOOR ||
+            kind == L_XLATE_QUIET_FLOOR) {
+            volatile uint64_t *q =
+                kind == L_XLATE_QUIET_FLOOR
+                    ? (volatile uint64_t *)shmemx_dev__ptr_n(&d, dst, 8, pe,
+                                                             "k_lat")
+                    : (volatile uint64_t *)(uintptr_t)(
+                          shmemx_dev__ld_base(&d, pe, s0) + off0);
+            *q = kind != L_TABLE_QUIET_FLOOR ? *(const volatile uint64_t *)src
+                                             : (uint64_t)i;
             unsigned long long is = *(volatile unsigned long long *)&d.words
                                         [SHMEMX_DEV_W_ISSUE],
                                co = *(volatile unsigned long long *)&d.words
@@ -259,6 +271,7 @@ static double lat(shmemx_dev_t d, int kind, char *dst, const char *src,
         LAT_CASE(L_TABLE_QUIET_FLOOR)
         LAT_CASE(L_COPY_QUIET_FLOOR)
         LAT_CASE(L_PUT8)
+        LAT_CASE(L_XLATE_QUIET_FLOOR)
 #undef LAT_CASE
     default:
         fprintf(stderr, "gpu_devbench: no latency kind %d\n", kind);
@@ -671,6 +684,8 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
          lat(d, L_TABLE_QUIET_FLOOR, pdst, dsrc, pe, iters, t), "us");
     crow("copy_table_quiet_floor", 8,
          lat(d, L_COPY_QUIET_FLOOR, pdst, dsrc, pe, iters, t), "us");
+    crow("copy_xlate_quiet_floor", 8,
+         lat(d, L_XLATE_QUIET_FLOOR, pdst, dsrc, pe, iters, t), "us");
     /* The same three with a GPU-scope fence (__threadfence): what a quiet
      * would cost where every peer shares this GPU and nothing was written
      * to host memory. */
@@ -692,7 +707,8 @@ static void cmp_rma(shmemx_dev_t d, char *dsrc, char *pdst)
         int kind;
     } idle_rows[] = {{"put_quiet", d, L_PUT8},
                      {"put_quiet_engines", de, L_PUT8},
-                     {"copy_table_quiet_floor", d, L_COPY_QUIET_FLOOR}};
+                     {"copy_table_quiet_floor", d, L_COPY_QUIET_FLOOR},
+                     {"copy_xlate_quiet_floor", d, L_XLATE_QUIET_FLOOR}};
     for (const auto &r : idle_rows)
         for (long ms : cmp_idle_ms) {
             char name[64];
