@@ -193,30 +193,22 @@ static void launch(int op, shmemx_dev_t d, uint64_t *dst, const uint64_t *src,
 {
     const int nt = touch == T_WARP ? 64 : touch == T_WARP4 ? 160 : 1;
     switch (op) {
-    case O_PUT:
-        k_first<O_PUT><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
+#define FIRST_CASE(O)                                                          \
+    case O:                                                                    \
+        k_first<O><<<1, nt>>>(d, dst, src, pe, touch, t, sink);                \
         break;
-    case O_P:
-        k_first<O_P><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
-        break;
-    case O_COPY_FLOOR:
-        k_first<O_COPY_FLOOR><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
-        break;
-    case O_LOOKUP_FLOOR:
-        k_first<O_LOOKUP_FLOOR><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
-        break;
-    case O_PUT_FENCE:
-        k_first<O_PUT_FENCE><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
-        break;
-    case O_LOOKUP_NOFAIL:
-        k_first<O_LOOKUP_NOFAIL><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
-        break;
-    case O_LOOKUP_FAR:
-        k_first<O_LOOKUP_FAR><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
-        break;
+        FIRST_CASE(O_PUT)
+        FIRST_CASE(O_P)
+        FIRST_CASE(O_COPY_FLOOR)
+        FIRST_CASE(O_STORE_FENCE)
+        FIRST_CASE(O_LOOKUP_FLOOR)
+        FIRST_CASE(O_PUT_FENCE)
+        FIRST_CASE(O_LOOKUP_NOFAIL)
+        FIRST_CASE(O_LOOKUP_FAR)
+#undef FIRST_CASE
     default:
-        k_first<O_STORE_FENCE><<<1, nt>>>(d, dst, src, pe, touch, t, sink);
-        break;
+        fprintf(stderr, "idle_probe: no operation %d\n", op);
+        exit(1);
     }
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
