@@ -20,6 +20,12 @@
 #                                 copy_table_quiet_floor_idle_N (that
 #                                 floor once per kernel after the same
 #                                 idle: a kernel's first execution)
+#                                 and put_quiet(_idle_N) then also gets
+#                                 copy_xlate_quiet_floor(_idle_N) where
+#                                 the run has it: the copy floor with the
+#                                 library's translation of the address
+#                                 (three symmetric segments, PE and range
+#                                 checks), which NVSHMEM's API leaves out
 #   fcollect_kernel, alltoall_kernel, 64 KiB
 #                                 kernel_engine_put_every_floor_all (every
 #                                 PE's put of its block to every PE, itself
@@ -61,6 +67,13 @@ function floor_of(np, row, bytes,   f) {
     }
     return ""
 }
+# The translation floor of put_quiet(_idle_N), "" where the run has none.
+function xlate_of(np, row, bytes,   f) {
+    if (bytes != 8 || (row != "put_quiet" && row !~ /^put_quiet_idle_/))
+        return ""
+    f = row == "put_quiet" ? "copy_xlate_quiet_floor" : "copy_xlate_quiet_floor_idle_" substr(row, 16)
+    return ((np SUBSEP f SUBSEP 8, "dmashmem") in v) ? np SUBSEP f SUBSEP 8 : ""
+}
 END {
     printf "%-4s %-34s %8s %12s %12s  %s\n", "PEs", "row", "bytes", "NVSHMEM", "dmashmem", "dmashmem vs NVSHMEM"
     for (i = 1; i <= nk; i++) {
@@ -80,6 +93,11 @@ END {
         if (c ~ /^behind x/ && f != "" && ((f, "dmashmem") in v) && v[f, "dmashmem"] + 0 > 0) {
             split(f, q, SUBSEP)
             c = c sprintf("; floor %s %.3f us: x%.2f", q[2], v[f, "dmashmem"], d / v[f, "dmashmem"])
+            f = xlate_of(p[1], p[2], p[3] + 0)
+            if (f != "" && v[f, "dmashmem"] + 0 > 0) {
+                split(f, q, SUBSEP)
+                c = c sprintf("; with translation %s %.3f us: x%.2f", q[2], v[f, "dmashmem"], d / v[f, "dmashmem"])
+            }
         }
         printf "%-4s %-34s %8s %12s %12s  %s\n", p[1], p[2], human(p[3] + 0),
             hn ? v[k, "nvshmem"] " " u : "-", hd ? v[k, "dmashmem"] " " u : "-", c

@@ -59,6 +59,17 @@ want "behind, idle floor" \
     '^2 +put_quiet_idle_10ms +8 B .* behind x1\.13; floor copy_table_quiet_floor_idle_10ms 1\.120 us: x1\.10$' "$out4"
 want "behind, no idle floor for 1 ms: the warm one" \
     '^2 +put_quiet_idle_1ms +8 B .* behind x1\.13; floor copy_table_quiet_floor 1\.000 us: x1\.23$' "$out4"
+# With the translation floor in the run, a put row behind also gets it
+# (after the copy floor); a p row does not.
+out5=$(table "dmashmem,2,copy_table_quiet_floor_idle_1ms,8,1.0,us" \
+    "dmashmem,2,copy_xlate_quiet_floor_idle_1ms,8,1.2,us" \
+    "nvshmem,2,put_quiet_idle_1ms,8,1.1,us" "dmashmem,2,put_quiet_idle_1ms,8,1.14,us" \
+    "dmashmem,2,copy_xlate_quiet_floor,8,1.0,us") ||
+    { echo "FAIL: awk"; exit 1; }
+want "behind, idle floor and translation floor" \
+    '^2 +put_quiet_idle_1ms +8 B .* behind x1\.04; floor copy_table_quiet_floor_idle_1ms 1\.000 us: x1\.14; with translation copy_xlate_quiet_floor_idle_1ms 1\.200 us: x0\.95$' "$out5"
+want "p + quiet: no translation floor" \
+    '^2 +p_quiet +8 B .* floor store_fence_floor 0\.576 us: x1\.83$' "$out5"
 n=$(grep -c . <<<"$out")
 [ "$n" = 11 ] || { echo "FAIL: $n lines, want 11 (header + 10 keys)"; fails=$((fails + 1)); }
 if [ "$fails" -ne 0 ]; then
