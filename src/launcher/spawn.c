@@ -331,9 +331,17 @@ static DSM_NORETURN void child_exec(job_t *job, const spawn_ctx_t *sc, int rank,
         dup2(out_wr, STDOUT_FILENO) < 0 || dup2(err_wr, STDERR_FILENO) < 0)
         child_fail(sc->errfd, rank);
     /* The launcher ignores SIGPIPE and blocks the signals it handles;
-     * ignored dispositions and the mask would survive exec. */
+     * ignored dispositions and the mask would survive exec. The signals
+     * it passes on to end the job take their default action in the PEs
+     * whatever the launcher inherited: a shell script's background job
+     * starts with SIGINT ignored, and its PEs then outlived the SIGINT
+     * the launcher forwarded until the SIGKILL 2 s later (as Open MPI's
+     * launcher does, for the same reason). */
     struct sigaction sa = {.sa_handler = SIG_DFL};
     sigaction(SIGPIPE, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     setrlimit(RLIMIT_NOFILE, &job->old_nofile);
     sigprocmask(SIG_SETMASK, &job->oldmask, NULL);
     execvpe(job->opt.argv[0], job->opt.argv, sc->envp);

@@ -3,16 +3,20 @@
 # (0 included, as for shmem_global_exit(0)).
 . "$(dirname "$0")/common.sh"
 
-run "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" abort 2 5 "fatal: something broke"
+# The others are ended by the SIGTERM (the trace says so: no waiting for
+# the SIGKILL), within a bound.
+run env SHMEM_LAUNCHER_TRACE=1 "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" abort 2 5 "fatal: something broke"
 expect_rc 5 "abort 5"
 [ "$(printf '%s\n' "$ERR" | grep -c '^fatal: something broke$')" -eq 1 ] ||
     fail "abort 5: message not printed exactly once: $ERR"
-expect_faster 2000 "abort 5"
+expect_pes_killed 3 15 "abort 5"
+expect_faster "$END_BOUND_MS" "abort 5"
 expect_clean "abort 5"
 
-run "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" abort 0 0
+run env SHMEM_LAUNCHER_TRACE=1 "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" abort 0 0
 expect_rc 0 "abort 0"
-expect_faster 2000 "abort 0"
+expect_pes_killed 3 15 "abort 0"
+expect_faster "$END_BOUND_MS" "abort 0"
 expect_clean "abort 0"
 
 # SHMEM_LAUNCHER_TRACE=1: the job's events, in order, with their times

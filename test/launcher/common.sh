@@ -63,6 +63,30 @@ expect_faster() {
     [ "$ELAPSED" -lt "$1" ] || fail "$2: took $ELAPSED ms, limit $1 ms"
 }
 
+# How long a job that ends by a signal may take here: the launcher's
+# SIGKILL comes 1-2 s after its first signal, and a loaded 2-core machine
+# (four test jobs of 4 PEs each) has taken 6.8 s to run all of it. What
+# ended the PEs is checked in the trace (expect_pes_killed), not timed.
+END_BOUND_MS=20000
+
+# expect_pes_killed N SIG WHAT: the run's trace (SHMEM_LAUNCHER_TRACE=1)
+# has N PEs "killed by signal SIG". A PE's end by an uncaught fatal signal
+# is decided when the signal is sent (the kernel marks the process
+# exiting with that signal then), so a PE that the machine's load keeps
+# from running until the launcher's SIGKILL still dies of the first one:
+# this says which signal ended the PEs without timing it.
+expect_pes_killed() {
+    local n
+    n=$(printf '%s\n' "$ERR" |
+        grep -cE "^shmem_launcher: trace [0-9]* \+[0-9.]* s: PE [0-9]+ \(pid [0-9]+\) was killed by signal $2\$")
+    [ "$n" -eq "$1" ] || fail "$3: $n PE(s) killed by signal $2, expected $1: $ERR"
+}
+
+# launcher_lines: the launcher's lines of the run's stderr but its trace.
+launcher_lines() {
+    printf '%s\n' "$ERR" | grep '^shmem_launcher:' | grep -v '^shmem_launcher: trace '
+}
+
 # pids of this test's PEs (boot_client processes; the launcher and its
 # janitor carry the marker too).
 pe_pids() {

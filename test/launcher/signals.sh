@@ -14,10 +14,12 @@ wait_pes() {
     fail "PEs did not start"
 }
 
+# The launcher passes the signal on to the 4 PEs, and they die of it (not
+# of the SIGKILL 2 s later: expect_pes_killed), in a bounded time.
 for sig in TERM:15 INT:2 HUP:1; do
     num=${sig#*:}
     sig=${sig%:*}
-    "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" sleep >"$TEST_TMP/out" 2>"$TEST_TMP/err" &
+    SHMEM_LAUNCHER_TRACE=1 "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" sleep >"$TEST_TMP/out" 2>"$TEST_TMP/err" &
     pid=$!
     wait_pes 4
     t0=$(now_ms)
@@ -27,7 +29,11 @@ for sig in TERM:15 INT:2 HUP:1; do
     ELAPSED=$(( $(now_ms) - t0 ))
     ERR=$(cat "$TEST_TMP/err")
     expect_rc $(( 128 + num )) "SIG$sig to the launcher"
-    expect_faster 2500 "SIG$sig to the launcher"
+    expect_err "received signal $num " "SIG$sig to the launcher"
+    expect_err "trace .*: ending the job (status $(( 128 + num ))): signal $num to the 4 PE(s) still running" \
+        "SIG$sig to the launcher"
+    expect_pes_killed 4 "$num" "SIG$sig to the launcher"
+    expect_faster "$END_BOUND_MS" "SIG$sig to the launcher"
     expect_clean "SIG$sig to the launcher"
 done
 
