@@ -59,11 +59,18 @@ static void read_signals(job_t *job)
 static int setup_signals(job_t *job)
 {
     sigset_t set;
+    struct sigaction hup;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    /* Under nohup a hangup is to end nothing: SIGHUP stays ignored, here
+     * and in the PEs (a blocked signal would be queued for the signalfd
+     * even while ignored). */
+    job->hup_ignored =
+        sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler == SIG_IGN;
+    if (!job->hup_ignored)
+        sigaddset(&set, SIGHUP);
     if (sigprocmask(SIG_BLOCK, &set, &job->oldmask) < 0)
         return -1;
     job->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Signals: SIGTERM/SIGINT to the launcher are forwarded (128+sig); a
-# SIGKILLed launcher or PE leaves no process and no file behind.
+# Signals: SIGTERM/SIGINT/SIGHUP to the launcher are forwarded (128+sig),
+# but SIGHUP under nohup, which ends nothing; a SIGKILLed launcher or PE
+# leaves no process and no file behind.
 . "$(dirname "$0")/common.sh"
 
 # wait_pes N: until N PEs of this test run (and have connected: the socket
@@ -36,6 +37,28 @@ for sig in TERM:15 INT:2 HUP:1; do
     expect_faster "$END_BOUND_MS" "SIG$sig to the launcher"
     expect_clean "SIG$sig to the launcher"
 done
+
+# Started under nohup (SIGHUP ignored): a hangup ends nothing, launcher
+# or PEs; the SIGTERM after it ends the job. Both signals may be pending
+# together on a loaded machine: the launcher reads SIGHUP (the lower
+# number) first, so "received signal 1" would be there had it caught it.
+SHMEM_LAUNCHER_TRACE=1 nohup "$LAUNCHER" -n 2 "$BOOT_CLIENT" "$MARK" sleep >"$TEST_TMP/out" 2>"$TEST_TMP/err" &
+pid=$!
+wait_pes 2
+kill -HUP $pid
+for p in $(pe_pids); do kill -HUP "$p"; done
+sleep 0.5
+kill -0 $pid 2>/dev/null || fail "nohup: the launcher ended on SIGHUP"
+[ "$(pe_pids | wc -l)" -eq 2 ] || fail "nohup: a PE ended on SIGHUP"
+kill -TERM $pid
+wait $pid
+RC=$?
+ERR=$(cat "$TEST_TMP/err")
+expect_rc 143 "SIGHUP then SIGTERM under nohup"
+printf '%s\n' "$ERR" | grep -q 'received signal 1 ' &&
+    fail "nohup: the launcher caught SIGHUP: $ERR"
+expect_pes_killed 2 15 "SIGHUP then SIGTERM under nohup"
+expect_clean "SIGHUP then SIGTERM under nohup"
 
 # SIGKILL to the launcher: the janitor removes its directory (still there
 # while a PE has not connected) and the PEs die with it.
