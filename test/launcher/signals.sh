@@ -16,11 +16,13 @@ wait_pes() {
 }
 
 # The launcher passes the signal on to the 4 PEs, and they die of it (not
-# of the SIGKILL 2 s later: expect_pes_killed), in a bounded time.
+# of the SIGKILL 2 s later: expect_pes_killed), in a bounded time. Started
+# with SIGHUP at its default action whatever this test inherited (a run
+# under nohup ignores it, and the launcher then leaves it alone: below).
 for sig in TERM:15 INT:2 HUP:1; do
     num=${sig#*:}
     sig=${sig%:*}
-    SHMEM_LAUNCHER_TRACE=1 "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" sleep >"$TEST_TMP/out" 2>"$TEST_TMP/err" &
+    SHMEM_LAUNCHER_TRACE=1 env --default-signal=HUP "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" sleep >"$TEST_TMP/out" 2>"$TEST_TMP/err" &
     pid=$!
     wait_pes 4
     t0=$(now_ms)
