@@ -138,8 +138,6 @@ typedef struct job {
     uint64_t timeout_at; /* --timeout, 0 = none */
     bool exec_reported;
     sigset_t oldmask;
-    bool hup_ignored; /* started with SIGHUP ignored (nohup): not caught,
-                       * and the PEs inherit it ignored */
     struct rlimit old_nofile;
     uint64_t born_ns; /* dsm_now_ns() at start, for the trace */
 } job_t;

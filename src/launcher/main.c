@@ -64,12 +64,10 @@ static int setup_signals(job_t *job)
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
-    /* Under nohup a hangup is to end nothing: SIGHUP stays ignored, here
-     * and in the PEs (a blocked signal would be queued for the signalfd
-     * even while ignored). */
-    job->hup_ignored =
-        sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler == SIG_IGN;
-    if (!job->hup_ignored)
+    /* Under nohup a hangup is to end nothing: SIGHUP is left as it is,
+     * ignored, here and so in the PEs (a blocked signal would be queued
+     * for the signalfd even while ignored). */
+    if (sigaction(SIGHUP, NULL, &hup) < 0 || hup.sa_handler != SIG_IGN)
         sigaddset(&set, SIGHUP);
     if (sigprocmask(SIG_BLOCK, &set, &job->oldmask) < 0)
         return -1;

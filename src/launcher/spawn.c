@@ -336,14 +336,13 @@ static DSM_NORETURN void child_exec(job_t *job, const spawn_ctx_t *sc, int rank,
      * whatever the launcher inherited: a shell script's background job
      * starts with SIGINT ignored, and its PEs then outlived the SIGINT
      * the launcher forwarded until the SIGKILL 2 s later (as Open MPI's
-     * launcher does, for the same reason). SIGHUP ignored at the start
-     * (nohup) stays ignored: the launcher does not catch it either. */
+     * launcher does, for the same reason). SIGHUP is left as it is: at
+     * its default, or ignored under nohup, where the launcher does not
+     * catch it either (setup_signals). */
     struct sigaction sa = {.sa_handler = SIG_DFL};
     sigaction(SIGPIPE, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    if (!job->hup_ignored)
-        sigaction(SIGHUP, &sa, NULL);
     setrlimit(RLIMIT_NOFILE, &job->old_nofile);
     sigprocmask(SIG_SETMASK, &job->oldmask, NULL);
     execvpe(job->opt.argv[0], job->opt.argv, sc->envp);
