@@ -23,8 +23,7 @@ expect_clean "abort 0"
 # (the abort before the end it causes, the end before the others' exits).
 run env SHMEM_LAUNCHER_TRACE=1 "$LAUNCHER" -n 4 "$BOOT_CLIENT" "$MARK" abort 2 5 "fatal: trace"
 expect_rc 5 "abort with trace"
-tr=$(printf '%s\n' "$ERR" | grep '^shmem_launcher: trace [0-9]* +[0-9]*\.[0-9][0-9][0-9] s: ' |
-    sed 's/^shmem_launcher: trace [0-9]* +[0-9.]* s: //')
+tr=$(trace_events)
 for want in 'starting 4 PE\(s\) of ' '4 PE\(s\) started' 'PE [0-3] connected \(shmem_init\)' \
     'PE 2 aborts the job \(status 5\)' \
     'ending the job \(status 5\): signal 15 to the PEs still running but PE 2, SIGKILL 1\.0 s later' \

@@ -77,14 +77,20 @@ END_BOUND_MS=20000
 # this says which signal ended the PEs without timing it.
 expect_pes_killed() {
     local n
-    n=$(printf '%s\n' "$ERR" |
-        grep -cE "^shmem_launcher: trace [0-9]* \+[0-9.]* s: PE [0-9]+ \(pid [0-9]+\) was killed by signal $2\$")
+    n=$(trace_events | grep -cE "^PE [0-9]+ \(pid [0-9]+\) was killed by signal $2\$")
     [ "$n" -eq "$1" ] || fail "$3: $n PE(s) killed by signal $2, expected $1: $ERR"
+}
+
+# trace_events: the run's trace lines (SHMEM_LAUNCHER_TRACE=1), each
+# without its "shmem_launcher: trace <ms> +<s> s: " prefix.
+TRACE_PREFIX='^shmem_launcher: trace [0-9]* +[0-9]*\.[0-9][0-9][0-9] s: '
+trace_events() {
+    printf '%s\n' "$ERR" | grep "$TRACE_PREFIX" | sed "s/$TRACE_PREFIX//"
 }
 
 # launcher_lines: the launcher's lines of the run's stderr but its trace.
 launcher_lines() {
-    printf '%s\n' "$ERR" | grep '^shmem_launcher:' | grep -v '^shmem_launcher: trace '
+    printf '%s\n' "$ERR" | grep '^shmem_launcher:' | grep -v "$TRACE_PREFIX"
 }
 
 # pids of this test's PEs (boot_client processes; the launcher and its
