@@ -45,13 +45,17 @@ function human(b) {
     if (b >= 1024 && b % 1024 == 0) return (b / 1024) " KiB"
     return b " B"
 }
+# The key of floor row `base` for put row `row` (put_quiet_idle_N takes
+# base_idle_N) at np PEs, 8 B; "" where the run has no such row.
+function put_floor(np, base, row,   f) {
+    f = row ~ /^put_quiet_idle_/ ? base "_idle_" substr(row, 16) : base
+    return ((np SUBSEP f SUBSEP 8, "dmashmem") in v) ? np SUBSEP f SUBSEP 8 : ""
+}
 # The floor row of (npes, row, bytes), "" where it has none.
 function floor_of(np, row, bytes,   f) {
-    if (row ~ /^put_quiet_idle_/ && bytes == 8) {
-        f = "copy_table_quiet_floor_idle_" substr(row, 16)
-        if ((np SUBSEP f SUBSEP 8, "dmashmem") in v)
-            return np SUBSEP f SUBSEP 8
-    }
+    if (row ~ /^put_quiet_idle_/ && bytes == 8 &&
+        (f = put_floor(np, "copy_table_quiet_floor", row)) != "")
+        return f
     if ((row == "put_quiet" || row == "p_quiet" || row ~ /^put_quiet_idle_/) && bytes == 8) {
         f = (row == "p_quiet" ? "store" : "copy") "_table_quiet_floor"
         if ((np SUBSEP f SUBSEP 8, "dmashmem") in v)
@@ -68,11 +72,10 @@ function floor_of(np, row, bytes,   f) {
     return ""
 }
 # The translation floor of put_quiet(_idle_N), "" where the run has none.
-function xlate_of(np, row, bytes,   f) {
+function xlate_of(np, row, bytes) {
     if (bytes != 8 || (row != "put_quiet" && row !~ /^put_quiet_idle_/))
         return ""
-    f = row == "put_quiet" ? "copy_xlate_quiet_floor" : "copy_xlate_quiet_floor_idle_" substr(row, 16)
-    return ((np SUBSEP f SUBSEP 8, "dmashmem") in v) ? np SUBSEP f SUBSEP 8 : ""
+    return put_floor(np, "copy_xlate_quiet_floor", row)
 }
 END {
     printf "%-4s %-34s %8s %12s %12s  %s\n", "PEs", "row", "bytes", "NVSHMEM", "dmashmem", "dmashmem vs NVSHMEM"
