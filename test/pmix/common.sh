@@ -27,8 +27,6 @@ JOB_LIMIT=${DSM_PMIX_TEST_TIMEOUT:-60}
 ROOT_FLAG=
 [ "$(id -u)" -eq 0 ] && ROOT_FLAG=--allow-run-as-root
 MPIRUN=(timeout -k 5 "$JOB_LIMIT" "$MPIRUN_BIN" --oversubscribe $ROOT_FLAG)
-# The PEs' leak checker would count what libpmix keeps until exit.
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$top_srcdir/test/pmix/lsan.supp:print_suppressions=0"
 
 shm_list() {
     ls -A /dev/shm 2>/dev/null | sort
