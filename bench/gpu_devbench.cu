@@ -75,8 +75,21 @@
  *                      compute (to the peer's device heap, and _to_host:
  *                      its host heap, the copy engines on one GPU)
  *             coll     fcollect/alltoall_stream (shmemx_*mem_on_stream +
- *                      stream sync) and _blocking, 1 KiB .. 16 MiB
- *             queued   the on-stream calls queued, one sync; us per call
+ *                      stream sync) and _blocking, 1 KiB .. 16 MiB;
+ *                      with 2+ PEs, their floor stream_exchange_floor (a
+ *                      one-thread kernel of no library that exchanges one
+ *                      word with every peer, + sync: launch, arrival and
+ *                      sync, what any on-stream collective pays), and
+ *                      beside it stream_exchange2_floor (two exchanges,
+ *                      the shape of a call that waits before it writes
+ *                      into the peers' dest), stream_exchange2_sysfence
+ *                      (the same with a system-scope fence after each)
+ *                      and fcollect_stream_llproto (1 KiB as LL lines: 8
+ *                      data bytes and the call's number twice per 16-byte
+ *                      store into the peer's scratch, one exchange)
+ *             queued   the on-stream calls queued, one sync; us per call;
+ *                      queued_exchange_floor and fcollect_queued_llproto
+ *                      the same way
  *             kcoll    fcollect/alltoall_kernel: the one-shot routines
  *                      from one warp on every PE (_warp forms: stores at
  *                      1 KiB, engines at 64 KiB); _kernel_req: a
@@ -800,6 +813,174 @@ static void cmp_coll_call(int a2a, int how, char *dst, const char *src,
         CK(cudaStreamSynchronize(st));
 }
 
+/* The floor of an on-stream collective of 2+ PEs, no library in it: one
+ * kernel of one thread that stores seq into every peer's word for this PE
+ * (through shmem_ptr) and waits until each peer's seq is in its own word
+ * for that peer; `phases` such exchanges. A collective cannot end before
+ * every peer reached it, so launch + one exchange (+ sync) is what any
+ * library pays per call; the library's own design adds to it. */
+#define CMP_HS_PEERS 8
+struct cmp_hs {
+    unsigned long long *out[CMP_HS_PEERS]; /* peer's word for me */
+    unsigned long long *in[CMP_HS_PEERS];  /* my word for that peer */
+    int np;
+};
+
+__global__ void k_handshake(cmp_hs h, unsigned long long seq, int phases,
+                            int fence)
+{
+    if (threadIdx.x)
+        return;
+    for (int ph = 0; ph < phases; ph++, seq++) {
+        for (int i = 0; i < h.np; i++)
+            *(volatile unsigned long long *)h.out[i] = seq;
+        for (int i = 0; i < h.np; i++)
+            while (*(volatile unsigned long long *)h.in[i] < seq)
+                ;
+        if (fence)
+            __threadfence_system();
+    }
+}
+
+/* Experiment: a 1 KiB fcollect in the LL form (8 data bytes and two
+ * copies of the call's seq in each 16-byte line, written into the peers'
+ * scratch; each PE copies its scratch into its dest). */
+struct cmp_ll {
+    int4 *out[CMP_HS_PEERS]; /* peer's scratch, my part, both buffers */
+    int4 *in[CMP_HS_PEERS];  /* my scratch, that peer's part */
+    int idx[CMP_HS_PEERS];   /* that peer's block in dest */
+    int np, me;
+};
+
+__device__ static void ll_store(int4 *p, int4 w)
+{
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p),
+                 "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w) : "memory");
+}
+
+__device__ static int4 ll_load(const int4 *p)
+{
+    int4 w;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+                 : "l"(p)
+                 : "memory");
+    return w;
+}
+
+__global__ void k_ll(cmp_ll h, const unsigned long long *src,
+                     unsigned long long *dst, unsigned lines,
+                     unsigned seq)
+{
+    const unsigned b = seq & 1, t = threadIdx.x;
+    for (unsigned l = t; l < lines; l += blockDim.x) {
+        unsigned long long v = src[l];
+        int4 w = make_int4((int)(unsigned)v, (int)seq, (int)(v >> 32),
+                           (int)seq);
+        for (int i = 0; i < h.np; i++)
+            ll_store(h.out[i] + b * lines + l, w);
+        dst[(size_t)h.me * lines + l] = v;
+    }
+    for (int i = 0; i < h.np; i++)
+        for (unsigned l = t; l < lines; l += blockDim.x) {
+            int4 w;
+            do
+                w = ll_load(h.in[i] + b * lines + l);
+            while ((unsigned)w.y != seq || (unsigned)w.w != seq);
+            dst[(size_t)h.idx[i] * lines + l] =
+                (unsigned long long)(unsigned)w.x |
+                ((unsigned long long)(unsigned)w.z << 32);
+        }
+}
+
+/* Rows stream_exchange_floor (one exchange per call, each call + stream
+ * sync, timed as fcollect_stream), stream_exchange2_floor (two per call:
+ * the shape of a collective that waits for its peers before it writes
+ * into their dest and again after), stream_exchange2_sysfence (the same
+ * with a system-scope fence after each exchange) and
+ * fcollect_stream_llproto (k_ll, 1 KiB); queued_exchange_floor and
+ * fcollect_queued_llproto (one per call, calls queued, one sync); one
+ * PE's rows skipped. */
+static void cmp_coll_floor(cudaStream_t st, int queued, char *csrc,
+                           char *cdst)
+{
+    if (npes < 2 || npes - 1 > CMP_HS_PEERS)
+        return;
+    const unsigned lines = CMP_COLL_MIN / 8;
+    const size_t scr_n = sizeof(int4) * 2 * lines * (size_t)npes;
+    unsigned long long *w = (unsigned long long *)shmemx_malloc_device(
+        sizeof(unsigned long long) * npes);
+    int4 *scr = (int4 *)shmemx_malloc_device(scr_n);
+    cmp_hs h;
+    cmp_ll ll;
+    h.np = ll.np = npes - 1;
+    ll.me = me;
+    int ok = w && scr;
+    if (ok) {
+        CK(cudaMemset(w, 0, sizeof(*w) * npes));
+        CK(cudaMemset(scr, 0, scr_n));
+    }
+    shmem_barrier_all();
+    for (int i = 0; ok && i < h.np; i++) {
+        int pe = (me + 1 + i) % npes;
+        h.out[i] = (unsigned long long *)shmem_ptr(w + me, pe);
+        h.in[i] = w + pe;
+        ll.out[i] = (int4 *)shmem_ptr(scr + (size_t)me * 2 * lines, pe);
+        ll.in[i] = scr + (size_t)pe * 2 * lines;
+        ll.idx[i] = pe;
+        ok = h.out[i] && ll.out[i];
+    }
+    /* Every PE the same answer, or none runs the kernel (it would wait). */
+    static int all_ok;
+    static int my_ok;
+    my_ok = ok;
+    shmem_int_and_reduce(SHMEM_TEAM_WORLD, &all_ok, &my_ok, 1);
+    if (!all_ok) {
+        if (me == 0)
+            printf("# stream_exchange_floor: not run (a peer's device heap "
+                   "is not mapped here)\n");
+        shmem_free(scr);
+        shmem_free(w);
+        return;
+    }
+    unsigned long long seq = 1;
+    const int k = queued ? cmp_queued_calls(CMP_COLL_MIN)
+                         : cmp_coll_iters(CMP_COLL_MIN);
+    for (int v = 0; v < (queued ? 2 : 4); v++) {
+        const int proto = queued ? v == 1 : v == 3;
+        const int phases = v && !queued && !proto ? 2 : 1, fence = v == 2;
+        std::vector<double> reps;
+        for (int r = -1; r < CMP_COLL_REPS; r++) {
+            shmem_barrier_all();
+            double t0 = cmp_now_s();
+            for (int i = 0; i < (r < 0 ? 5 : k); i++) {
+                if (proto)
+                    k_ll<<<1, lines, 0, st>>>(ll,
+                        (const unsigned long long *)csrc,
+                        (unsigned long long *)cdst, lines, (unsigned)seq);
+                else
+                    k_handshake<<<1, 32, 0, st>>>(h, seq, phases, fence);
+                seq += phases;
+                if (!queued)
+                    CK(cudaStreamSynchronize(st));
+            }
+            CK(cudaStreamSynchronize(st));
+            if (r >= 0) /* r = -1: warm-up */
+                reps.push_back((cmp_now_s() - t0) * 1e6 / k);
+        }
+        crow(proto      ? (queued ? "fcollect_queued_llproto"
+                                  : "fcollect_stream_llproto")
+             : queued   ? "queued_exchange_floor"
+             : v == 2 ? "stream_exchange2_sysfence"
+             : v == 1 ? "stream_exchange2_floor"
+                      : "stream_exchange_floor",
+             proto ? CMP_COLL_MIN : 0, cmp_median(reps), "us");
+    }
+    shmem_barrier_all();
+    shmem_free(scr);
+    shmem_free(w);
+}
+
 /* PE 0's mean per call (as nvshmem_bench): after 5 warm-up calls, the
  * median of CMP_COLL_REPS timings, each after a barrier, of k calls each
  * followed by a stream sync (stream), k calls then one sync (queued), or
@@ -838,6 +1019,7 @@ static void cmp_coll(char *csrc, char *cdst, int queued)
                 crow(name, n, us, "us");
             }
     }
+    cmp_coll_floor(st, queued, csrc, cdst);
     shmem_barrier_all();
     CK(cudaStreamDestroy(st));
 }

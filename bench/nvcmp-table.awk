@@ -34,6 +34,14 @@
 #                                 arrival round; where the run has it, else
 #                                 kernel_engine_put_floor_all: one put per
 #                                 PE), kernel_engine_put_floor with one PE
+#   fcollect_stream, alltoall_stream, 2+ PEs
+#                                 stream_exchange_floor (a one-thread
+#                                 kernel that exchanges one word with every
+#                                 peer, + stream sync: what any on-stream
+#                                 collective pays per call, no data)
+#   fcollect_queued, alltoall_queued, 2+ PEs
+#                                 queued_exchange_floor (the same kernels
+#                                 queued, one sync)
 NR > 1 {
     k = $2 SUBSEP $3 SUBSEP $4
     if (!(k in seen)) { seen[k] = 1; keys[++nk] = k; unit[k] = $6 }
@@ -68,6 +76,10 @@ function floor_of(np, row, bytes,   f) {
         if ((np SUBSEP "kernel_engine_put_every_floor_all" SUBSEP 65536, "dmashmem") in v)
             return np SUBSEP "kernel_engine_put_every_floor_all" SUBSEP 65536
         return np SUBSEP "kernel_engine_put_floor_all" SUBSEP 65536
+    }
+    if (np != "1" && row ~ /^(fcollect|alltoall)_(stream|queued)$/) {
+        f = (row ~ /_stream$/ ? "stream" : "queued") "_exchange_floor"
+        return np SUBSEP f SUBSEP 0
     }
     return ""
 }

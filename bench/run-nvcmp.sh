@@ -40,6 +40,9 @@
 # collectives need MPS with the shares adding up to <= 100), for both
 # libraries; everything else without MPS.
 #
+# NVCMP_JOBS="2:coll 2:queued" runs those jobs only (NP:GROUP, NP one of
+# 1, 2, 2g), e.g. to look at a few rows again; default every job.
+#
 # Stays inside NVCMP_DEADLINE seconds (default 450; a step that would
 # pass it is reported NOT RUN). Writes OUTDIR/LIB-npN-GROUP.{log,csv},
 # nvcmp.csv (lib,npes,row,bytes,value,unit), nvcmp-table.txt and the
@@ -120,6 +123,7 @@ job() {
     local t0=$SECONDS rc left n=${np%g} gpus=1
     local -a pre=()
     [ "$n" = "$np" ] || { gpus=$n; name="$lib $n PEs on $n GPUs $group"; }
+    case " ${NVCMP_JOBS:-$np:$group} " in *" $np:$group "*) ;; *) return ;; esac
     if late $((t / 3)); then row "$name" "NOT RUN (deadline)"; return; fi
     left=$((DEADLINE - SECONDS))
     [ "$t" -le "$left" ] || t=$left

@@ -70,6 +70,21 @@ want "behind, idle floor and translation floor" \
     '^2 +put_quiet_idle_1ms +8 B .* behind x1\.04; floor copy_table_quiet_floor_idle_1ms 1\.000 us: x1\.14; with translation copy_xlate_quiet_floor_idle_1ms 1\.200 us: x0\.95$' "$out5"
 want "p + quiet: no translation floor" \
     '^2 +p_quiet +8 B .* floor store_fence_floor 0\.576 us: x1\.83$' "$out5"
+# On-stream collectives of 2+ PEs that are behind take the exchange
+# floor of their form (one word with every peer per call, + sync or
+# queued) at any size; one PE's rows have none.
+out6=$(table "nvshmem,2,fcollect_stream,1024,16.7,us" "dmashmem,2,fcollect_stream,1024,16.9,us" \
+    "dmashmem,2,stream_exchange_floor,0,15.9,us" \
+    "nvshmem,2,alltoall_queued,65536,9.7,us" "dmashmem,2,alltoall_queued,65536,9.8,us" \
+    "dmashmem,2,queued_exchange_floor,0,6.5,us" \
+    "nvshmem,1,alltoall_stream,1024,8.0,us" "dmashmem,1,alltoall_stream,1024,8.1,us" \
+    "dmashmem,1,stream_exchange_floor,0,5.0,us") ||
+    { echo "FAIL: awk"; exit 1; }
+want "behind, exchange floor, on stream + sync" \
+    '^2 +fcollect_stream +1 KiB .* behind x1\.01; floor stream_exchange_floor 15\.900 us: x1\.06$' "$out6"
+want "behind, exchange floor, queued" \
+    '^2 +alltoall_queued +64 KiB .* behind x1\.01; floor queued_exchange_floor 6\.500 us: x1\.51$' "$out6"
+want "one PE: no exchange floor" '^1 +alltoall_stream +1 KiB .* behind x1\.01$' "$out6"
 n=$(grep -c . <<<"$out")
 [ "$n" = 11 ] || { echo "FAIL: $n lines, want 11 (header + 10 keys)"; fails=$((fails + 1)); }
 if [ "$fails" -ne 0 ]; then
