@@ -166,15 +166,18 @@ static int stream_small(const char *routine, const dsm_sdma_gpu_ops_t *g,
      * against 4.8 us per call queued, 1 KiB). */
     if (!g->small_coll_on_stream || !np || np > DSM_SDMA_SMALL_COLL_PEERS)
         return 0;
-    for (size_t i = 0; i < np; i++)
+    int same_gpu = 1;
+    for (size_t i = 0; i < np; i++) {
         pe[i] = t->pes[(t->my_idx + 1 + (int)i) % t->size];
+        same_gpu &= dsm_rt_gpu_shared_with(pe[i]);
+    }
     for (int ph = 0; ph < 2; ph++)
         phase_words(routine, t, ph, words + ph * np, words + (2 + ph) * np);
     k = coll_blocks(routine, t, dest, src, nbytes, a2a, dst, srcs, len);
     const dsm_sdma_small_coll_t c = {
         .out = words, .in = words + 2 * np, .np = np,
         .dst = dst, .src = srcs, .len = len, .nc = k,
-        .pe = pe, .me = dsm_rt.me, .routine = a2a,
+        .pe = pe, .me = dsm_rt.me, .routine = a2a, .gpu_scope = same_gpu,
         .stall_ns = (uint64_t)dsm_env.dev_stall_timeout * 1000000000ull,
     };
     st = g->small_coll_on_stream(&c, stream);

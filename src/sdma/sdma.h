@@ -294,7 +294,9 @@ typedef struct dsm_sdma_devfifo {
  * [ph][peer i], as mapped here (phase 0 then 1, as exchange_on_stream
  * takes them); nc copies dst[c] <- src[c] of len[c] bytes; pe[i] and me
  * name the PEs and routine the call (0 fcollect, 1 alltoall) in the line
- * a wait that stalls for stall_ns prints. */
+ * a wait that stalls for stall_ns prints; gpu_scope: every peer runs on
+ * this GPU (PEs sharing it), so fences need not reach past it where the
+ * blocks are GPU memory. */
 #define DSM_SDMA_SMALL_COLL_PEERS 8
 typedef struct dsm_sdma_small_coll {
     uint64_t *const *out, *const *in;
@@ -304,7 +306,7 @@ typedef struct dsm_sdma_small_coll {
     const size_t *len;
     size_t nc;
     const int *pe;
-    int me, routine;
+    int me, routine, gpu_scope;
     uint64_t stall_ns;
 } dsm_sdma_small_coll_t;
 

@@ -107,8 +107,12 @@ int main(void)
 
     /* 1. direct calls; from the second round the cuda backend replays
      * the copies below 1 MiB from cached graphs (SHMEM_CUDA_GRAPH_COPIES:
-     * six runs, within its eight candidates), with each round's data. */
-    static const size_t sizes[] = {1, 1000, 65536, 1u << 20};
+     * six runs, within its eight candidates), with each round's data.
+     * Up to SHMEM_STREAM_STORE_MAX (64 KiB) one kernel stores the blocks:
+     * 1 B and 1000 B in its byte and 8-byte loops, 49168 B (3073 16-byte
+     * words over 1024 threads: not the same count for each) and 64 KiB in
+     * its 16-byte one. */
+    static const size_t sizes[] = {1, 1000, 49168, 65536, 1u << 20};
     for (int r = 0; r < 3; r++)
         for (size_t k = 0; k < DSM_TEST_ARRAY(sizes); k++) {
             size_t nb = sizes[k];

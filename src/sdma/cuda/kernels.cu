@@ -26,6 +26,19 @@ __device__ static unsigned long long sc_now(void)
     return t;
 }
 
+// This thread's stores before the fence are seen before those after it by
+// every peer of the call: at GPU scope where they all share this GPU
+// (p.gpu_scope; H100, 2 PEs under MPS: two system-scope fences cost 1.5
+// us of a 12.5 us exchange + sync, bench/gpu_devbench.cu's
+// stream_exchange2_sysfence), else at system scope (peers on other GPUs).
+__device__ static void sc_fence(const dsm_small_coll_t &p)
+{
+    if (p.gpu_scope)
+        __threadfence();
+    else
+        __threadfence_system();
+}
+
 // One phase (thread 0): 1 into every peer's word for me, wait for every
 // peer's 1 in mine, reset mine. A wait that sees no change for stall_ns
 // prints one line and traps (the stream's next synchronisation fails).
@@ -61,7 +74,7 @@ __device__ static void sc_phase(const dsm_small_coll_t &p, int ph)
         }
         for (int i = 0; i < p.np; i++)
             *(volatile unsigned long long *)p.in[ph][i] = 0;
-        __threadfence_system();
+        sc_fence(p);
     }
     __syncthreads();
 }
@@ -91,8 +104,8 @@ extern "C" __global__ void dsm_small_coll(const dsm_small_coll_t p)
     for (int c = 0; c < p.nc; c++)
         sc_copy((char *)p.dst[c], (const char *)p.src[c], p.len[c],
                 threadIdx.x, blockDim.x);
-    // Every thread's stores visible system-wide before thread 0 signals.
-    __threadfence_system();
+    // Every thread's stores visible to the peers before thread 0 signals.
+    sc_fence(p);
     __syncthreads();
     sc_phase(p, 1);
 }

@@ -227,6 +227,19 @@ dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
     return stream_rc("cuStreamBatchMemOp", rc);
 }
 
+/* p as the GPU addresses it (0: pageable, the kernel cannot reach it);
+ * *dev cleared where it is not GPU memory. */
+static uint64_t coll_view(const void *p, int *dev)
+{
+    intptr_t delta;
+    int k = dsm_cuda_classify(p, &delta);
+    if (k != DSM_CUDA_DEV)
+        *dev = 0;
+    if (k == DSM_CUDA_PAGEABLE)
+        return 0;
+    return (uint64_t)((intptr_t)(uintptr_t)p + delta);
+}
+
 _Static_assert(DSM_SMALL_COLL_PEERS == DSM_SDMA_SMALL_COLL_PEERS,
                "small_coll.h and sdma.h agree on the peers of one kernel");
 
@@ -236,6 +249,7 @@ dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
     dsm_small_coll_t k;
     size_t most = 0;
     CUresult rc;
+    int dev = 1;
 
     if (c->np > DSM_SDMA_SMALL_COLL_PEERS ||
         c->nc > DSM_SDMA_SMALL_COLL_PEERS + 1)
@@ -249,8 +263,8 @@ dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
                 return DSM_ERR_UNSUPPORTED;
         }
     for (size_t i = 0; i < c->nc; i++) {
-        k.dst[i] = dsm_cuda_gpu_view(c->dst[i]);
-        k.src[i] = dsm_cuda_gpu_view(c->src[i]);
+        k.dst[i] = coll_view(c->dst[i], &dev);
+        k.src[i] = coll_view(c->src[i], &dev);
         k.len[i] = c->len[i];
         if (!k.dst[i] || !k.src[i])
             return DSM_ERR_UNSUPPORTED; /* e.g. a pageable source */
@@ -259,6 +273,9 @@ dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
     for (size_t i = 0; i < c->np; i++)
         k.pe[i] = c->pe[i];
     k.stall_ns = c->stall_ns;
+    /* GPU-scope fences where every peer shares this GPU and every block
+     * is GPU memory (a host block is seen by others through PCIe). */
+    k.gpu_scope = c->gpu_scope && dev;
     k.me = c->me;
     k.routine = c->routine;
     k.np = (int32_t)c->np;

@@ -19,6 +19,9 @@ typedef struct dsm_small_coll {
     uint64_t stall_ns; /* a wait without progress this long traps */
     int32_t pe[DSM_SMALL_COLL_PEERS]; /* the peers' PE numbers (stall line) */
     int32_t me, routine, np, nc;      /* routine: 0 fcollect, 1 alltoall */
+    int32_t gpu_scope; /* 1: every peer runs on this GPU, every block is
+                        * GPU memory: fences at GPU scope */
+    int32_t pad_;
 } dsm_small_coll_t;
 
 #endif
