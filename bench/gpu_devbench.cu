@@ -813,6 +813,27 @@ static void cmp_coll_call(int a2a, int how, char *dst, const char *src,
         CK(cudaStreamSynchronize(st));
 }
 
+/* PE 0's mean per call of `call` (as nvshmem_bench): after 5 warm-up
+ * calls, the median of CMP_COLL_REPS timings, each after a barrier, of k
+ * calls and a stream sync. */
+template <typename F>
+static double cmp_per_call_us(int k, cudaStream_t st, F call)
+{
+    std::vector<double> reps;
+    for (int w = 0; w < 5; w++)
+        call();
+    CK(cudaStreamSynchronize(st));
+    for (int r = 0; r < CMP_COLL_REPS; r++) {
+        shmem_barrier_all();
+        double t0 = cmp_now_s();
+        for (int i = 0; i < k; i++)
+            call();
+        CK(cudaStreamSynchronize(st));
+        reps.push_back((cmp_now_s() - t0) * 1e6 / k);
+    }
+    return cmp_median(reps);
+}
+
 /* The floor of an on-stream collective of 2+ PEs, no library in it: one
  * kernel of one thread that stores seq into every peer's word for this PE
  * (through shmem_ptr) and waits until each peer's seq is in its own word
@@ -949,42 +970,32 @@ static void cmp_coll_floor(cudaStream_t st, int queued, char *csrc,
     for (int v = 0; v < (queued ? 2 : 4); v++) {
         const int proto = queued ? v == 1 : v == 3;
         const int phases = v && !queued && !proto ? 2 : 1, fence = v == 2;
-        std::vector<double> reps;
-        for (int r = -1; r < CMP_COLL_REPS; r++) {
-            shmem_barrier_all();
-            double t0 = cmp_now_s();
-            for (int i = 0; i < (r < 0 ? 5 : k); i++) {
-                if (proto)
-                    k_ll<<<1, lines, 0, st>>>(ll,
-                        (const unsigned long long *)csrc,
-                        (unsigned long long *)cdst, lines, (unsigned)seq);
-                else
-                    k_handshake<<<1, 32, 0, st>>>(h, seq, phases, fence);
-                seq += phases;
-                if (!queued)
-                    CK(cudaStreamSynchronize(st));
-            }
-            CK(cudaStreamSynchronize(st));
-            if (r >= 0) /* r = -1: warm-up */
-                reps.push_back((cmp_now_s() - t0) * 1e6 / k);
-        }
+        double us = cmp_per_call_us(k, st, [&] {
+            if (proto)
+                k_ll<<<1, lines, 0, st>>>(ll, (const unsigned long long *)csrc,
+                                          (unsigned long long *)cdst, lines,
+                                          (unsigned)seq);
+            else
+                k_handshake<<<1, 32, 0, st>>>(h, seq, phases, fence);
+            seq += phases;
+            if (!queued)
+                CK(cudaStreamSynchronize(st));
+        });
         crow(proto      ? (queued ? "fcollect_queued_llproto"
                                   : "fcollect_stream_llproto")
              : queued   ? "queued_exchange_floor"
              : v == 2 ? "stream_exchange2_sysfence"
              : v == 1 ? "stream_exchange2_floor"
                       : "stream_exchange_floor",
-             proto ? CMP_COLL_MIN : 0, cmp_median(reps), "us");
+             proto ? CMP_COLL_MIN : 0, us, "us");
     }
     shmem_barrier_all();
     shmem_free(scr);
     shmem_free(w);
 }
 
-/* PE 0's mean per call (as nvshmem_bench): after 5 warm-up calls, the
- * median of CMP_COLL_REPS timings, each after a barrier, of k calls each
- * followed by a stream sync (stream), k calls then one sync (queued), or
- * k blocking calls. */
+/* Per call (cmp_per_call_us): each call followed by a stream sync
+ * (stream), calls then one sync (queued), or blocking calls. */
 static void cmp_coll(char *csrc, char *cdst, int queued)
 {
     cudaStream_t st;
@@ -997,19 +1008,9 @@ static void cmp_coll(char *csrc, char *cdst, int queued)
             for (size_t n = CMP_COLL_MIN; n <= CMP_COLL_MAX; n *= 4) {
                 int k = how == C_QUEUED ? cmp_queued_calls(n)
                                         : cmp_coll_iters(n);
-                std::vector<double> reps;
-                for (int w = 0; w < 5; w++)
+                double us = cmp_per_call_us(k, st, [&] {
                     cmp_coll_call(a2a, how, cdst, csrc, n, st);
-                CK(cudaStreamSynchronize(st));
-                for (int r = 0; r < CMP_COLL_REPS; r++) {
-                    shmem_barrier_all();
-                    double t0 = cmp_now_s();
-                    for (int i = 0; i < k; i++)
-                        cmp_coll_call(a2a, how, cdst, csrc, n, st);
-                    CK(cudaStreamSynchronize(st));
-                    reps.push_back((cmp_now_s() - t0) * 1e6 / k);
-                }
-                double us = cmp_median(reps);
+                });
                 char name[64];
                 snprintf(name, sizeof(name), "%s_%s",
                          a2a ? "alltoall" : "fcollect",

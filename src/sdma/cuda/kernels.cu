@@ -30,7 +30,8 @@ __device__ static unsigned long long sc_now(void)
 // every peer of the call: at GPU scope where they all share this GPU
 // (p.gpu_scope; H100, 2 PEs under MPS: two system-scope fences cost 1.5
 // us of a 12.5 us exchange + sync, bench/gpu_devbench.cu's
-// stream_exchange2_sysfence), else at system scope (peers on other GPUs).
+// stream_exchange2_sysfence), else at system scope (peers on other GPUs,
+// or a block in host memory).
 __device__ static void sc_fence(const dsm_small_coll_t &p)
 {
     if (p.gpu_scope)
