@@ -89,7 +89,10 @@
  *                      store into the peer's scratch, one exchange)
  *             queued   the on-stream calls queued, one sync; us per call;
  *                      queued_exchange_floor and fcollect_queued_llproto
- *                      the same way
+ *                      the same way; in both groups each 1 KiB on-stream
+ *                      row and each floor row has an _issue row: the
+ *                      host's time per call spent enqueueing (the call
+ *                      or the floor's launch, not the sync)
  *             kcoll    fcollect/alltoall_kernel: the one-shot routines
  *                      from one warp on every PE (_warp forms: stores at
  *                      1 KiB, engines at 64 KiB); _kernel_req: a
@@ -792,18 +795,31 @@ static void cmp_bw(shmemx_dev_t d, char *dsrc, char *pdst, size_t max)
 
 enum { C_STREAM, C_QUEUED, C_BLOCKING };
 
+/* Host seconds spent enqueueing (the on-stream call or the floor's
+ * launch, not the sync), summed by cmp_issued, read by cmp_per_call_us. */
+static double cmp_issue_s;
+template <typename F>
+static void cmp_issued(F enqueue)
+{
+    double t0 = cmp_now_s();
+    enqueue();
+    cmp_issue_s += cmp_now_s() - t0;
+}
+
 static void cmp_coll_call(int a2a, int how, char *dst, const char *src,
                           size_t n, cudaStream_t st)
 {
-    int rc;
-    if (how == C_BLOCKING)
+    int rc = 0;
+    if (how != C_BLOCKING)
+        cmp_issued([&] {
+            rc = a2a ? shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, dst,
+                                                    src, n, (void *)st)
+                     : shmemx_fcollectmem_on_stream(SHMEM_TEAM_WORLD, dst,
+                                                    src, n, (void *)st);
+        });
+    else
         rc = a2a ? shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, n)
                  : shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, n);
-    else
-        rc = a2a ? shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, dst, src,
-                                                n, (void *)st)
-                 : shmemx_fcollectmem_on_stream(SHMEM_TEAM_WORLD, dst, src,
-                                                n, (void *)st);
     if (rc) {
         fprintf(stderr, "gpu_devbench: PE %d: %s of %zu bytes returned %d\n",
                 me, a2a ? "alltoall" : "fcollect", n, rc);
@@ -815,22 +831,28 @@ static void cmp_coll_call(int a2a, int how, char *dst, const char *src,
 
 /* PE 0's mean per call of `call` (as nvshmem_bench): after 5 warm-up
  * calls, the median of CMP_COLL_REPS timings, each after a barrier, of k
- * calls and a stream sync. */
+ * calls and a stream sync. *issue_us (where given): the median of the
+ * same timings' host time per call spent in cmp_issued. */
 template <typename F>
-static double cmp_per_call_us(int k, cudaStream_t st, F call)
+static double cmp_per_call_us(int k, cudaStream_t st, F call,
+                              double *issue_us = NULL)
 {
-    std::vector<double> reps;
+    std::vector<double> reps, issue;
     for (int w = 0; w < 5; w++)
         call();
     CK(cudaStreamSynchronize(st));
     for (int r = 0; r < CMP_COLL_REPS; r++) {
         shmem_barrier_all();
+        cmp_issue_s = 0;
         double t0 = cmp_now_s();
         for (int i = 0; i < k; i++)
             call();
         CK(cudaStreamSynchronize(st));
         reps.push_back((cmp_now_s() - t0) * 1e6 / k);
+        issue.push_back(cmp_issue_s * 1e6 / k);
     }
+    if (issue_us)
+        *issue_us = cmp_median(issue);
     return cmp_median(reps);
 }
 
@@ -970,24 +992,30 @@ static void cmp_coll_floor(cudaStream_t st, int queued, char *csrc,
     for (int v = 0; v < (queued ? 2 : 4); v++) {
         const int proto = queued ? v == 1 : v == 3;
         const int phases = v && !queued && !proto ? 2 : 1, fence = v == 2;
+        double issue;
         double us = cmp_per_call_us(k, st, [&] {
-            if (proto)
-                k_ll<<<1, lines, 0, st>>>(ll, (const unsigned long long *)csrc,
-                                          (unsigned long long *)cdst, lines,
-                                          (unsigned)seq);
-            else
-                k_handshake<<<1, 32, 0, st>>>(h, seq, phases, fence);
+            cmp_issued([&] {
+                if (proto)
+                    k_ll<<<1, lines, 0, st>>>(
+                        ll, (const unsigned long long *)csrc,
+                        (unsigned long long *)cdst, lines, (unsigned)seq);
+                else
+                    k_handshake<<<1, 32, 0, st>>>(h, seq, phases, fence);
+            });
             seq += phases;
             if (!queued)
                 CK(cudaStreamSynchronize(st));
-        });
-        crow(proto      ? (queued ? "fcollect_queued_llproto"
-                                  : "fcollect_stream_llproto")
-             : queued   ? "queued_exchange_floor"
-             : v == 2 ? "stream_exchange2_sysfence"
-             : v == 1 ? "stream_exchange2_floor"
-                      : "stream_exchange_floor",
-             proto ? CMP_COLL_MIN : 0, us, "us");
+        }, &issue);
+        const char *name = proto    ? (queued ? "fcollect_queued_llproto"
+                                              : "fcollect_stream_llproto")
+                           : queued ? "queued_exchange_floor"
+                           : v == 2 ? "stream_exchange2_sysfence"
+                           : v == 1 ? "stream_exchange2_floor"
+                                    : "stream_exchange_floor";
+        char iname[64];
+        crow(name, proto ? CMP_COLL_MIN : 0, us, "us");
+        snprintf(iname, sizeof(iname), "%s_issue", name);
+        crow(iname, proto ? CMP_COLL_MIN : 0, issue, "us");
     }
     shmem_barrier_all();
     shmem_free(scr);
@@ -1008,9 +1036,10 @@ static void cmp_coll(char *csrc, char *cdst, int queued)
             for (size_t n = CMP_COLL_MIN; n <= CMP_COLL_MAX; n *= 4) {
                 int k = how == C_QUEUED ? cmp_queued_calls(n)
                                         : cmp_coll_iters(n);
+                double issue;
                 double us = cmp_per_call_us(k, st, [&] {
                     cmp_coll_call(a2a, how, cdst, csrc, n, st);
-                });
+                }, &issue);
                 char name[64];
                 snprintf(name, sizeof(name), "%s_%s",
                          a2a ? "alltoall" : "fcollect",
@@ -1018,6 +1047,12 @@ static void cmp_coll(char *csrc, char *cdst, int queued)
                          : how == C_QUEUED ? "queued"
                                            : "blocking");
                 crow(name, n, us, "us");
+                /* The host's part of the on-stream call (the rest is the
+                 * GPU's and the sync's), at the smallest size. */
+                if (how != C_BLOCKING && n == CMP_COLL_MIN) {
+                    strcat(name, "_issue");
+                    crow(name, n, issue, "us");
+                }
             }
     }
     cmp_coll_floor(st, queued, csrc, cdst);
