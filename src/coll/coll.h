@@ -110,6 +110,8 @@ struct dsm_team {
     int sig_world;       /* 1: indexed by world PE (active sets), 0: member */
     int aset;            /* an internal active-set team (never a handle) */
     int log_stride;      /* active sets: logPE_stride */
+    int ll_used;         /* ran an on-stream call in the LL form: its
+                          * parity word is reset when the team goes */
     uint64_t *xchg;      /* this PE's exchange words of the slot header */
     uint64_t nxchg;      /* exchanges done (selects the word pair) */
     uint32_t magic;      /* DSM_TEAM_MAGIC while valid */

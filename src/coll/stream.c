@@ -24,7 +24,9 @@
  * no kernel and no host synchronisation, so a call can be captured into a
  * CUDA graph and the graph replayed any number of times.
  *
- * Protocol: every call is two exchanges ("phases") around its copies:
+ * Protocol (blocks up to SHMEM_STREAM_LL_MAX take the LL form instead,
+ * below stream_small): every call is two exchanges ("phases") around its
+ * copies:
  *   phase 0 (ready):    store 1 into word [0][me] of every peer, wait until
  *                       my words [0][m] of every peer m are 1, store 0 into
  *                       them;
@@ -187,6 +189,90 @@ static int stream_small(const char *routine, const dsm_sdma_gpu_ops_t *g,
     return 1;
 }
 
+/* ------------------------------------------------------------ LL form
+ *
+ * Blocks up to SHMEM_STREAM_LL_MAX (runtime/gpu.h) on a team of 2 ..
+ * DSM_SDMA_SMALL_COLL_PEERS + 1 members whose dest is in the device heap
+ * (a choice every member makes alike: the sizes, the team and the heap
+ * are the same on all) go in one launch without synchronisation phases:
+ * each 8 bytes of a block travel to the receiver's scratch as a 16-byte
+ * line {lo, 1, hi, 1}, so a line that reads its two flags holds its data
+ * (kernels.cu, dsm_ll_coll), and each PE copies what it received into its
+ * own dest. Nothing else ever writes into a PE's dest, so a call need not
+ * wait for its peers to enter it: what the two-phase form pays a second
+ * exchange and its fences for. The scratch: per team slot and PE, one
+ * area per sender (by rotation distance), two buffers each, chosen by the
+ * slot's parity word that the kernel flips (graph replays stay right);
+ * lines are zeroed by their reader, the parity by shmem_team_destroy.
+ * A source the kernel cannot read (pageable) is first copied into dest
+ * on the stream (the kernel reads all it sends before it writes dest). */
+static int stream_ll(const char *routine, const dsm_sdma_gpu_ops_t *g,
+                     dsm_team_t *t, char *dest, const char *src,
+                     size_t nbytes, int a2a, void *stream)
+{
+    const size_t np = (size_t)t->size - 1;
+    const dsm_seg_t *ds = &dsm_rt.segs[DSM_SEG_DEVICE];
+    void *out[DSM_SDMA_SMALL_COLL_PEERS], *in[DSM_SDMA_SMALL_COLL_PEERS];
+    void *dst[DSM_SDMA_SMALL_COLL_PEERS];
+    const void *srcs[DSM_SDMA_SMALL_COLL_PEERS];
+    int pe[DSM_SDMA_SMALL_COLL_PEERS];
+    const size_t total = nbytes * (size_t)t->size;
+    char *mine = dest + (size_t)t->my_idx * nbytes;
+
+    if (!g->ll_coll_on_stream || !np || np > DSM_SDMA_SMALL_COLL_PEERS ||
+        nbytes > dsm_rt_device_ll_max() ||
+        (uintptr_t)dest - (uintptr_t)ds->base >= ds->size)
+        return 0;
+    for (int staged = 0;; staged = 1) {
+        for (size_t i = 0; i < np; i++) {
+            int m = (t->my_idx + 1 + (int)i) % t->size;
+            pe[i] = t->pes[m];
+            /* My area at m is the one of rotation distance size - 2 - i
+             * there; m's at me that of distance i. */
+            out[i] = dsm_rt_device_ll_area(pe[i], t->slot,
+                                           t->size - 2 - (int)i);
+            in[i] = dsm_rt_device_ll_area(dsm_rt.me, t->slot, (int)i);
+            if (!out[i] || !in[i])
+                dsm_rt_fatal(routine, "PE %d is not on this PE's node: "
+                             "on-stream collectives need every member's "
+                             "device heap mapped", pe[i]);
+            srcs[i] = staged ? (a2a ? dest + (size_t)m * nbytes : mine)
+                             : (a2a ? src + (size_t)m * nbytes : src);
+            dst[i] = dest + (size_t)m * nbytes;
+        }
+        const char *own = staged ? NULL
+                          : a2a  ? src + (size_t)t->my_idx * nbytes
+                                 : src;
+        const dsm_sdma_ll_coll_t c = {
+            .out = out, .in = in, .src = srcs, .dst = dst,
+            .own_src = own, .own_dst = own == mine || !own ? NULL : mine,
+            .parity = dsm_rt_device_ll_parity(t->slot),
+            .np = np, .nbytes = nbytes,
+            .stride = dsm_rt_device_ll_stride(),
+            .pe = pe, .me = dsm_rt.me, .routine = a2a,
+            .stall_ns = (uint64_t)dsm_env.dev_stall_timeout * 1000000000ull,
+        };
+        dsm_status_t st = g->ll_coll_on_stream(&c, stream);
+        if (st == DSM_ERR_UNSUPPORTED && !staged) {
+            /* A source the kernel cannot read: into dest first. */
+            void *d = a2a ? (void *)dest : (void *)mine;
+            const void *s = src;
+            size_t len = a2a ? total : nbytes;
+            dsm_rt_stream_check(routine,
+                                g->copies_on_stream(&d, &s, &len, 1, stream));
+            continue;
+        }
+        /* The peers take this form too: no other is left. */
+        if (st != DSM_OK)
+            dsm_rt_fatal(routine, "the LL-form kernel cannot run here (%s); "
+                         "SHMEM_STREAM_LL_MAX=0 on every PE turns it off",
+                         st == DSM_ERR_UNSUPPORTED ? "a block it cannot reach"
+                                                   : "the launch failed, above");
+        t->ll_used = 1;
+        return 1;
+    }
+}
+
 int pshmemx_barrier_on_stream(shmem_team_t team, void *stream)
 {
     const char *routine = "shmemx_barrier_on_stream";
@@ -221,6 +307,8 @@ static void stream_coll(const char *routine, shmem_team_t team, void *dest,
         d < s + sspan)
         dsm_rt_fatal(routine, "source %p overlaps dest %p (%zu bytes per PE)",
                      source, dest, nbytes);
+    if (stream_ll(routine, g, t, dest, source, nbytes, a2a, stream))
+        return;
     if (nbytes <= dsm_env.stream_store_max &&
         stream_small(routine, g, t, dest, source, nbytes, a2a, stream))
         return;

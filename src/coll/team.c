@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ctx.h" /* dsm_ctx_new: shmem_team_create_ctx's contexts */
+#include "runtime/gpu.h" /* dsm_rt_device_ll_reset */
 #include "wait.h"
 
 _Static_assert(sizeof(dsm_ctrl_t) <= DSM_INTERNAL_CTRL_BYTES,
@@ -637,15 +638,16 @@ void pshmem_team_destroy(shmem_team_t team)
     dsm_coll_call(t, DSM_CALL(routine, DSM_CALL_DESTROY, 0, 0, 0, 0));
     dsm_team_sync(t);
     pthread_mutex_unlock(&t->lock);
-    slot_clear(t->slot);
-    dsm_eager_clear(t);
-    slot_give(t->slot);
-    team_free(t);
+    dsm_team_release(t);
 }
 DSM_WEAK(team_destroy)
 
 void dsm_team_release(dsm_team_t *t)
 {
+    /* The LL form's parity of the slot back to 0 for the next team (its
+     * calls completed: a team is destroyed after its streams ran them). */
+    if (t->ll_used)
+        dsm_rt_device_ll_reset(t->slot);
     slot_clear(t->slot);
     dsm_eager_clear(t);
     slot_give(t->slot);

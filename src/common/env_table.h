@@ -96,6 +96,13 @@
       "move by the stores of one CTA of a library kernel, one launch per "   \
       "call (both synchronisation phases in it); larger ones, or all with "  \
       "0, by the copy engines between stream memory operations (no SM)")    \
+    X(SHMEM_STREAM_LL_MAX, SIZE, stream_ll_max, "16384",                      \
+      "on-stream fcollect/alltoall: blocks up to this many bytes per PE "    \
+      "(teams of 2-9 PEs, dest in the device heap) go in the LL form: one "  \
+      "launch, 8 data bytes and their flags per 16-byte store into the "     \
+      "receiver's scratch, no synchronisation phase; 0 = off. The same on "  \
+      "every PE; reserves 64 x 4 x this x min(PEs - 1, 8) bytes at the top " \
+      "of the device heap")                                                  \
     X(SHMEM_DEV_PROXY_SPIN_US, INT, dev_proxy_spin_us, "200",                  \
       "device API: the proxy thread polls the FIFO without sleeping this "   \
       "long after the last request, then sleeps between polls in steps "     \

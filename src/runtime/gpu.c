@@ -28,6 +28,14 @@ static int dev_heap_ready;
  * heap, DSM_TEAM_SLOTS slots of 2 phases x npes words (see "On-stream
  * collectives" below). Outside the allocator, zeroed at init. */
 static size_t sync_off, sync_bytes;
+/* The LL form of those collectives (coll/stream.c) just below: a page of
+ * parity words, one per team slot, then per slot ll_areas areas (one per
+ * peer of a team of at most DSM_SDMA_SMALL_COLL_PEERS + 1) of two buffers
+ * of ll_lines 16-byte lines. Zeroed at init; ll_max 0: none. */
+static size_t ll_off, ll_max, ll_lines, ll_areas;
+#define LL_LINE 16
+#define LL_PARITY_BYTES 4096
+_Static_assert(DSM_TEAM_SLOTS * 8 <= LL_PARITY_BYTES, "a parity word a slot");
 
 static size_t sync_slot_words(void)
 {
@@ -68,6 +76,7 @@ void dsm_rt_device_pre_open(void)
 }
 typedef struct dev_info {
     uint64_t size;
+    uint64_t ll_max; /* SHMEM_STREAM_LL_MAX */
     int32_t node_id;
     int32_t has;
 } dev_info_t;
@@ -158,6 +167,7 @@ static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
     if ((st = device_heap_publish(g, &size, &base, &has)) != DSM_OK)
         return st;
     mine.size = has ? size : 0;
+    mine.ll_max = (uint64_t)dsm_env.stream_ll_max;
     mine.node_id = dsm_rt.boot.node_id;
     mine.has = has;
     /* Every PE publishes, with or without a heap, so that none waits for
@@ -191,6 +201,13 @@ static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
                           theirs.has ? "" : " (that PE's GPU gave none)");
             return DSM_ERR_INVAL;
         }
+        if (theirs.ll_max != mine.ll_max) {
+            dsm_log_error("shmem_init: PE %d has SHMEM_STREAM_LL_MAX=%llu, "
+                          "this PE %llu: it must be the same on every PE",
+                          pe, (unsigned long long)theirs.ll_max,
+                          (unsigned long long)mine.ll_max);
+            return DSM_ERR_INVAL;
+        }
         if ((st = device_heap_import(g, pe, size, &base)) != DSM_OK)
             return st;
         s->peer[pe] = base;
@@ -207,16 +224,37 @@ static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
         return DSM_ERR_INVAL;
     }
     sync_off = size - sync_bytes;
+    /* The LL area where the heap keeps at least half (the same decision on
+     * every PE: the heap size and SHMEM_STREAM_LL_MAX are). */
+    ll_areas = g->ll_coll_on_stream ? (size_t)DSM_MIN(
+                                          dsm_rt.npes - 1,
+                                          DSM_SDMA_SMALL_COLL_PEERS)
+                                    : 0;
+    ll_max = ll_areas ? (size_t)dsm_env.stream_ll_max : 0;
+    ll_lines = (ll_max + 7) / 8;
+    size_t ll_bytes = ll_max ? DSM_ALIGN_UP(LL_PARITY_BYTES +
+                                                DSM_TEAM_SLOTS * ll_areas * 2 *
+                                                    ll_lines * LL_LINE,
+                                            (size_t)4096)
+                             : 0;
+    if (ll_max && sync_bytes + ll_bytes >= size / 2) {
+        dsm_debug("init: no LL form of the on-stream collectives: its %zu "
+                  "bytes do not fit a %zu-byte device heap "
+                  "(SHMEM_STREAM_LL_MAX)", ll_bytes, size);
+        ll_max = ll_lines = 0;
+        ll_bytes = 0;
+    }
+    ll_off = sync_off - ll_bytes;
     {
-        void *z = calloc(1, sync_bytes);
+        void *z = calloc(1, size - ll_off);
         if (!z)
             return DSM_ERR_NOMEM;
-        st = g->copy_sync(s->base + sync_off, z, sync_bytes);
+        st = g->copy_sync(s->base + ll_off, z, size - ll_off);
         free(z);
         if (st != DSM_OK)
             return st;
     }
-    if (dsm_heap_init(&dev_heap, sync_off))
+    if (dsm_heap_init(&dev_heap, ll_off))
         return DSM_ERR_NOMEM;
     dev_heap_ready = 1;
     dsm_rt.nsegs = DSM_MAX(dsm_rt.nsegs, DSM_SEG_DEVICE + 1);
@@ -312,6 +350,44 @@ void dsm_rt_device_sync_clear(int slot)
         dsm_rt_fatal("shmemx_req_free", "cannot reset the device "
                      "synchronisation words of team slot %d", slot);
     free(z);
+}
+
+size_t dsm_rt_device_ll_max(void)
+{
+    return dev_heap_ready ? ll_max : 0;
+}
+
+size_t dsm_rt_device_ll_stride(void)
+{
+    return ll_lines;
+}
+
+void *dsm_rt_device_ll_area(int pe, int slot, int area)
+{
+    const dsm_seg_t *g = &dsm_rt.segs[DSM_SEG_DEVICE];
+    if (!dsm_rt_device_ll_max() || !g->peer || pe < 0 || pe >= dsm_rt.npes ||
+        !g->peer[pe] || slot < 0 || slot >= DSM_TEAM_SLOTS || area < 0 ||
+        (size_t)area >= ll_areas)
+        return NULL;
+    return g->peer[pe] + ll_off + LL_PARITY_BYTES +
+           (((size_t)slot * ll_areas + (size_t)area) * 2 * ll_lines) * LL_LINE;
+}
+
+uint64_t *dsm_rt_device_ll_parity(int slot)
+{
+    const dsm_seg_t *g = &dsm_rt.segs[DSM_SEG_DEVICE];
+    if (!dsm_rt_device_ll_max() || slot < 0 || slot >= DSM_TEAM_SLOTS)
+        return NULL;
+    return (uint64_t *)(void *)(g->peer[dsm_rt.me] + ll_off) + slot;
+}
+
+void dsm_rt_device_ll_reset(int slot)
+{
+    static const uint64_t zero;
+    uint64_t *w = dsm_rt_device_ll_parity(slot);
+    if (w && gpu()->copy_sync(w, &zero, sizeof(zero)) != DSM_OK)
+        dsm_rt_fatal("shmem_team_destroy", "cannot reset the LL parity word "
+                     "of team slot %d", slot);
 }
 
 /* ------------------------------------------------------------ sharing */

@@ -33,4 +33,18 @@ uint64_t *dsm_rt_device_sync_word(int pe, int slot, int phase, int idx);
  * peer writes them any more. */
 void dsm_rt_device_sync_clear(int slot);
 
+/* The LL form of the on-stream collectives (coll/stream.c), below those
+ * words: the largest block it takes (SHMEM_STREAM_LL_MAX; 0: off, e.g.
+ * one PE or a heap too small), the 16-byte lines of one buffer, world PE
+ * pe's area `area` (0 .. min(npes - 1, 8) - 1: two buffers, one sender)
+ * of team slot `slot` as mapped here (NULL where not mapped), this PE's
+ * parity word of the slot, and its reset to 0 (synchronous; when the
+ * team goes, after its calls completed: the scratch itself is 0 again
+ * after every completed call). */
+size_t dsm_rt_device_ll_max(void);
+size_t dsm_rt_device_ll_stride(void);
+void *dsm_rt_device_ll_area(int pe, int slot, int area);
+uint64_t *dsm_rt_device_ll_parity(int slot);
+void dsm_rt_device_ll_reset(int slot);
+
 #endif /* DSM_RUNTIME_GPU_H */

@@ -310,6 +310,27 @@ typedef struct dsm_sdma_small_coll {
     uint64_t stall_ns;
 } dsm_sdma_small_coll_t;
 
+/* One on-stream collective in the LL form (gpu ops' ll_coll_on_stream;
+ * src/coll/stream.c has the protocol): np peers (at most
+ * DSM_SDMA_SMALL_COLL_PEERS); out[i] my area in peer i's scratch, in[i]
+ * peer i's area in mine (each two buffers of `stride` 16-byte lines, as
+ * mapped here); src[i] my block for peer i, dst[i] peer i's block in my
+ * dest; own_src -> own_dst my own block (own_dst NULL: in place);
+ * parity my parity word of the team slot; nbytes per block; pe, me,
+ * routine and stall_ns as above. */
+typedef struct dsm_sdma_ll_coll {
+    void *const *out, *const *in;
+    const void *const *src;
+    void *const *dst;
+    const void *own_src;
+    void *own_dst;
+    uint64_t *parity;
+    size_t np, nbytes, stride;
+    const int *pe;
+    int me, routine;
+    uint64_t stall_ns;
+} dsm_sdma_ll_coll_t;
+
 typedef struct dsm_sdma_gpu_ops {
     const char *name;
     int (*active)(void); /* the GPU side opened (device and driver found) */
@@ -369,6 +390,13 @@ typedef struct dsm_sdma_gpu_ops {
      * where the backend has no such kernel. */
     dsm_status_t (*small_coll_on_stream)(const dsm_sdma_small_coll_t *c,
                                          void *stream);
+    /* The same call in the LL form (dsm_sdma_ll_coll_t), one launch of
+     * one CTA. DSM_ERR_UNSUPPORTED where a source is memory its kernel
+     * cannot reach (nothing enqueued: the caller stages it and calls
+     * again); any other failure is the job's end, since the peers take
+     * this form too. NULL where the backend has no such kernel. */
+    dsm_status_t (*ll_coll_on_stream)(const dsm_sdma_ll_coll_t *c,
+                                      void *stream);
     /* SHMEM_CUDA_COUNT_LAUNCHES: 1 and the counts when counting. */
     int (*launch_counts)(uint64_t *kernels, uint64_t *host_fns);
     /* 1 when a kernel's first launch may wait for the work running on the

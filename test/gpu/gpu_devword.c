@@ -17,7 +17,12 @@
  * does not return before shmemx_req_free (shmemx_req(3), NOTES): the
  * launcher's --timeout ends the job, and each PE must say why in one line
  * though it waits outside the library (a test of the device API hung
- * that way with no word, 2026-12-07).
+ * that way with no word, 2026-12-07); stream_stall: PE 0 calls an
+ * on-stream fcollect of 64 B that no other PE calls and synchronises the
+ * stream: the library's kernel (the LL form, or the two-phase one with
+ * SHMEM_STREAM_LL_MAX=0) must give up after SHMEM_DEV_STALL_TIMEOUT with
+ * one line naming the routine and the PE it waits for, and the job must
+ * fail.
  */
 #include "test/gpu/gpu_util.h"
 #define MP_ALARM_S 40
@@ -98,6 +103,19 @@ int main(int argc, char **argv)
                 "a request keeps instances posted ahead\n", me);
         shmemx_req_free(req);
         _exit(3);
+    } else if (!strcmp(mode, "stream_stall")) {
+        if (me == 0) {
+            CUstream s;
+            gpu_ctx();
+            GPU_CK(gcu.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+            shmemx_fcollectmem_on_stream(SHMEM_TEAM_WORLD, dw + 8, dw, 64, s);
+            CUresult rc = gcu.StreamSynchronize(s);
+            fprintf(stderr, "gpu_devword: PE 0: the stream's synchronisation "
+                    "returned %d\n", (int)rc);
+            _exit(rc == CUDA_SUCCESS ? 3 : 1);
+        }
+        sleep(30); /* never calls: the launcher ends it when PE 0 fails */
+        _exit(4);
     } else {
         MP_FAIL("unknown mode %s", mode);
     }

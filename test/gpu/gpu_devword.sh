@@ -30,4 +30,22 @@ rc=$?
 n=$(grep -c "^dmashmem: PE [01]: signal 15 (Terminated) ended this PE outside the library's waits while 1 persistent request keeps instances posted ahead on CUDA streams: until shmemx_req_free, cudaDeviceSynchronize does not return" "$TEST_TMP/err")
 [ "$n" -eq 2 ] || { cat "$TEST_TMP/err"; fail "ahead_sync: $n of 2 PEs said what held them"; }
 echo "ahead_sync: $(grep -m1 'ended this PE outside' "$TEST_TMP/err" | cut -c1-120)..."
+# An on-stream collective that a PE never calls: the library's kernel on
+# the others gives up after SHMEM_DEV_STALL_TIMEOUT with one line (the LL
+# form, then the two-phase kernel), and the job fails.
+for ll in 16384 0; do
+    SHMEM_DEV_STALL_TIMEOUT=2 SHMEM_STREAM_LL_MAX=$ll \
+        "$LAUNCHER" -n 2 --timeout 50 "$PROG" stream_stall >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] ||
+        { cat "$TEST_TMP/out" "$TEST_TMP/err"; fail "stream_stall (LL max $ll): exit status $rc"; }
+    if [ "$ll" = 0 ]; then
+        re="^dmashmem: PE 0: shmemx_fcollectmem_on_stream: PE 1 did not reach phase 0 of the call within 2 s"
+    else
+        re="^dmashmem: PE 0: shmemx_fcollectmem_on_stream: the block of PE 1 did not arrive within 2 s"
+    fi
+    grep -q "$re" "$TEST_TMP/out" "$TEST_TMP/err" ||
+        { cat "$TEST_TMP/out" "$TEST_TMP/err"; fail "stream_stall (LL max $ll): no stall line"; }
+    echo "stream_stall (LL max $ll): rc $rc: $(grep -h -m1 'did not' "$TEST_TMP/out" "$TEST_TMP/err" | cut -c1-110)..."
+done
 echo "PASS: gpu_devword"

@@ -10,7 +10,13 @@
  *     fcollect and an alltoall -- replayed 100 times with fresh data each
  *     time (refilled from the host between replays), every byte checked
  *     after every replay, again without host barriers;
- *  3. direct calls after the replays (direct calls and replays mix).
+ *  3. direct calls after the replays (direct calls and replays mix);
+ *  4. the LL form's edges (blocks up to SHMEM_STREAM_LL_MAX): a pageable
+ *     source (staged into dest on the stream), a source at an odd
+ *     address, and a team slot used by a team of part of the PEs, an odd
+ *     number of calls, destroyed and taken by a team of all of them (the
+ *     slot's parity word must be back to 0 on the members that had used
+ *     it; 3+ PEs).
  * Any number of PEs, one or more GPUs. Exits 77 where no GPU is found.
  */
 #include "test/gpu/gpu_util.h"
@@ -108,11 +114,15 @@ int main(void)
     /* 1. direct calls; from the second round the cuda backend replays
      * the copies below 1 MiB from cached graphs (SHMEM_CUDA_GRAPH_COPIES:
      * six runs, within its eight candidates), with each round's data.
-     * Up to SHMEM_STREAM_STORE_MAX (64 KiB) one kernel stores the blocks:
-     * 1 B and 1000 B in its byte and 8-byte loops, 49168 B (3073 16-byte
-     * words over 1024 threads: not the same count for each) and 64 KiB in
-     * its 16-byte one. */
-    static const size_t sizes[] = {1, 1000, 49168, 65536, 1u << 20};
+     * Up to SHMEM_STREAM_LL_MAX (16 KiB) one kernel sends the blocks in
+     * the LL form: 1 B, 8 B, 1000 B (a partial last line) and 16 KiB;
+     * above it, up to SHMEM_STREAM_STORE_MAX (64 KiB), one kernel stores
+     * them between two synchronisation phases: 16392 B and 49168 B
+     * (3073 16-byte words over 1024 threads: not the same count for each)
+     * and 64 KiB in its 16-byte loop, 1 B and 1000 B in its byte and
+     * 8-byte ones where the LL form is off. */
+    static const size_t sizes[] = {1,     8,     1000,   16384,
+                                   16392, 49168, 65536, 1u << 20};
     for (int r = 0; r < 3; r++)
         for (size_t k = 0; k < DSM_TEST_ARRAY(sizes); k++) {
             size_t nb = sizes[k];
@@ -181,6 +191,73 @@ int main(void)
     shmemx_fcollectmem_on_stream(SHMEM_TEAM_WORLD, fdst, fsrc, FB, s);
     GPU_CK(gcu.StreamSynchronize(s));
     check_fc("fcollectmem_on_stream after the graph", fdst, n, wpe, FB, 3);
+
+    /* 4. LL edges. A pageable source, and one at an odd address. */
+    for (int v = 0; v < 2; v++) {
+        const size_t nb = 1000;
+        const char *how = v ? "odd-address source" : "pageable source";
+        unsigned char *hs = malloc(nb * (size_t)n);
+        unsigned char *ps = v ? src + 3 : hs;
+        CHECK(hs != NULL, "malloc");
+        for (size_t o = 0; o < nb; o++)
+            h[o] = pat(me, o, 40 + v);
+        if (v)
+            gpu_htod(DP(ps), h, nb);
+        else
+            memcpy(hs, h, nb);
+        CHECK(shmemx_fcollectmem_on_stream(SHMEM_TEAM_WORLD, dst, ps, nb,
+                                           s) == 0, how);
+        GPU_CK(gcu.StreamSynchronize(s));
+        check_fc(how, dst, n, wpe, nb, 40 + v);
+        for (int d = 0; d < n; d++)
+            for (size_t o = 0; o < nb; o++)
+                h[(size_t)d * nb + o] = pat(me * n + d, o, 42 + v);
+        if (v)
+            gpu_htod(DP(ps), h, nb * (size_t)n);
+        else
+            memcpy(hs, h, nb * (size_t)n);
+        CHECK(shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, dst, ps, nb,
+                                           s) == 0, how);
+        GPU_CK(gcu.StreamSynchronize(s));
+        check_a2a(how, dst, n, me, nb, 42 + v);
+        free(hs);
+    }
+    /* A slot used by the even PEs (one call: their parity flipped), then
+     * by all. */
+    if (n >= 3) {
+        shmem_team_t ev, all;
+        int ne = (n + 1) / 2, ewpe[64];
+        rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, ne, NULL, 0,
+                                      &ev);
+        CHECK(rc == 0, "split of the even PEs");
+        if (ev != SHMEM_TEAM_INVALID) {
+            for (int i = 0; i < ne && i < 64; i++)
+                ewpe[i] = 2 * i;
+            fill_fc(src, me, 512, 50);
+            CHECK(shmemx_fcollectmem_on_stream(ev, dst, src, 512, s) == 0,
+                  "even PEs' fcollectmem_on_stream");
+            GPU_CK(gcu.StreamSynchronize(s));
+            check_fc("even PEs' fcollectmem_on_stream", dst, ne, ewpe, 512,
+                     50);
+            shmem_team_destroy(ev);
+        }
+        shmem_barrier_all();
+        rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0,
+                                      &all);
+        CHECK(rc == 0 && all != SHMEM_TEAM_INVALID, "split of all PEs");
+        for (int r = 0; r < 3; r++) {
+            fill_fc(src, me, 512, 51 + r);
+            CHECK(shmemx_fcollectmem_on_stream(all, dst, src, 512, s) == 0,
+                  "fcollectmem_on_stream on a reused slot");
+            GPU_CK(gcu.StreamSynchronize(s));
+            check_fc("fcollectmem_on_stream on a reused slot", dst, n, wpe,
+                     512, 51 + r);
+        }
+        shmem_team_destroy(all);
+    }
+    if (me == 0)
+        printf("LL edges: pageable and odd-address sources%s checked\n",
+               n >= 3 ? ", a reused team slot" : "");
 
     GPU_CK(gcu.GraphExecDestroy(exec));
     GPU_CK(gcu.GraphDestroy(graph));

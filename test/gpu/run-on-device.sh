@@ -15,8 +15,9 @@
 #   gpu_graph, gpu_rma, gpu_coll  2 PEs, one per GPU, with
 #       SHMEM_CUDA_COUNT_LAUNCHES=1: the library must launch no kernel
 #       (RMA, fcollect, alltoall, on-stream collectives with
-#       SHMEM_STREAM_STORE_MAX=0); gpu_graph again with the small-block
-#       kernel of the on-stream collectives (the default)
+#       SHMEM_STREAM_STORE_MAX=0 SHMEM_STREAM_LL_MAX=0); gpu_graph
+#       again with the kernels of the on-stream collectives (the
+#       default: LL form, two-phase kernel), and with the LL form off
 #   gpu_stream                    (its signal-add uses a kernel: counted)
 #   gpu_progress                  a request starts without a later call
 #                                 (put_signal_nbi + test loop; held put_nbi)
@@ -133,14 +134,14 @@ bench() { # LABEL TIMEOUT ARGS... -- ENV...
 if [ "$NGPU" -ge 2 ]; then
     export SHMEM_CUDA_COUNT_LAUNCHES=1
     run "gpu_graph   2 PEs, 2 GPUs, engines only" 60 env SHMEM_STREAM_STORE_MAX=0 \
-        "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_graph"
+        SHMEM_STREAM_LL_MAX=0 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_graph"
     kcount "gpu_graph (on-stream coll + graph), 2 GPUs" zero
     run "gpu_graph   2 PEs, 2 GPUs" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_graph"
     kcount "gpu_graph (small blocks: one kernel per call), 2 GPUs" any
     run "gpu_rma     2 PEs, 2 GPUs" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
     kcount "gpu_rma (RMA), 2 GPUs" zero
     run "gpu_coll    2 PEs, 2 GPUs, auto" 60 env SHMEM_STREAM_STORE_MAX=0 \
-        "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
+        SHMEM_STREAM_LL_MAX=0 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_coll"
     kcount "gpu_coll (fcollect, alltoall), 2 GPUs" zero
     note_once
     run "gpu_stream  2 PEs, 2 GPUs" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"
@@ -164,6 +165,8 @@ run "gpu_progress 2 PEs, 1 GPU" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_progr
 kcount "gpu_progress, 2 PEs on 1 GPU" zero
 run "gpu_graph   2 PEs, 1 GPU" 60 "$L" -n 2 --timeout 55 "$B/test/gpu/gpu_graph"
 kcount "gpu_graph, 2 PEs on 1 GPU" any
+run "gpu_graph   2 PEs, 1 GPU, LL form off" 60 env SHMEM_STREAM_LL_MAX=0 "$L" -n 2 \
+    --timeout 55 "$B/test/gpu/gpu_graph"
 run "gpu_rma     2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_rma"
 kcount "gpu_rma, 2 PEs on 1 GPU" any
 run "gpu_stream  2 PEs, 1 GPU" 50 "$L" -n 2 --timeout 45 "$B/test/gpu/gpu_stream"

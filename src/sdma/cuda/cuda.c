@@ -49,8 +49,9 @@ dsm_cuda_state_t dsm_cuda_st = {
 static struct {
     pthread_mutex_t lock;
     CUmodule mod;
-    CUfunction fn_add, fn_coll;
+    CUfunction fn_add, fn_coll, fn_ll;
     unsigned coll_threads; /* the most fn_coll may be launched with */
+    unsigned ll_threads;   /* ... and fn_ll */
 } kern = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Copies held back at most (SHMEM_CUDA_COALESCE, cuda_submit). */
@@ -81,6 +82,20 @@ void dsm_cuda_ctx_leave(CUcontext prev)
         dsm_cu.CtxSetCurrent(prev);
 }
 
+/* A one-CTA kernel of the module and the most threads the JIT's register
+ * count allows it on this GPU (1024 where it fits), in whole warps. */
+static CUresult cta_kernel(const char *name, CUfunction *fn,
+                           unsigned *threads)
+{
+    int most = 0;
+    CUresult rc = dsm_cu.ModuleGetFunction(fn, kern.mod, name);
+    if (rc == CUDA_SUCCESS)
+        rc = dsm_cu.FuncGetAttribute(
+            &most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *fn);
+    *threads = most >= 32 ? (unsigned)most & ~31u : 32;
+    return rc;
+}
+
 static dsm_status_t load_kernels(void)
 {
     CUresult rc = CUDA_SUCCESS;
@@ -88,16 +103,10 @@ static dsm_status_t load_kernels(void)
     if (!kern.fn_add) {
         rc = dsm_cu.ModuleLoadData(&kern.mod, dsm_cuda_kernels_ptx);
         if (rc == CUDA_SUCCESS)
-            rc = dsm_cu.ModuleGetFunction(&kern.fn_coll, kern.mod,
-                                          "dsm_small_coll");
-        if (rc == CUDA_SUCCESS) {
-            /* The most threads the JIT's register count allows on this
-             * GPU (1024 where it fits), in whole warps. */
-            int most = 0;
-            rc = dsm_cu.FuncGetAttribute(
-                &most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kern.fn_coll);
-            kern.coll_threads = most >= 32 ? (unsigned)most & ~31u : 32;
-        }
+            rc = cta_kernel("dsm_small_coll", &kern.fn_coll,
+                            &kern.coll_threads);
+        if (rc == CUDA_SUCCESS)
+            rc = cta_kernel("dsm_ll_coll", &kern.fn_ll, &kern.ll_threads);
         if (rc == CUDA_SUCCESS)
             rc = dsm_cu.ModuleGetFunction(&kern.fn_add, kern.mod,
                                           "dsm_signal_add");
@@ -131,6 +140,17 @@ CUresult dsm_cuda_launch_small_coll(CUstream st, void *params,
     if (threads > kern.coll_threads)
         threads = kern.coll_threads; /* each thread strides: still whole */
     return dsm_cu.LaunchKernel(kern.fn_coll, 1, 1, 1, threads, 1, 1, 0, st,
+                               args, NULL);
+}
+
+CUresult dsm_cuda_launch_ll_coll(CUstream st, void *params, unsigned threads)
+{
+    void *args[] = {params};
+    if (load_kernels() != DSM_OK)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (threads > kern.ll_threads)
+        threads = kern.ll_threads; /* each thread strides: still whole */
+    return dsm_cu.LaunchKernel(kern.fn_ll, 1, 1, 1, threads, 1, 1, 0, st,
                                args, NULL);
 }
 

@@ -104,6 +104,8 @@ CUresult dsm_cuda_launch_add(CUstream st, CUdeviceptr word, uint64_t value);
  * dsm_small_coll_t (small_coll.h). */
 CUresult dsm_cuda_launch_small_coll(CUstream st, void *params,
                                     unsigned threads);
+/* kernels.cu's dsm_ll_coll, the same way; params: its dsm_ll_coll_t. */
+CUresult dsm_cuda_launch_ll_coll(CUstream st, void *params, unsigned threads);
 /* Post the copies queue q holds back (coalescing); caller holds q->lock. */
 void dsm_cuda_undefer_locked(dsm_sdma_queue_t *q);
 /* Address of q's completion word as the GPU sees it, and its value. */

@@ -77,6 +77,9 @@ dsm_status_t dsm_cuda_exchange_on_stream(uint64_t *const *out,
  * small_coll_on_stream). */
 dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
                                            void *stream);
+/* The LL-form collective kernel on stream (sdma.h's ll_coll_on_stream). */
+dsm_status_t dsm_cuda_ll_coll_on_stream(const dsm_sdma_ll_coll_t *c,
+                                        void *stream);
 
 /* Launch counts of the library's CUDA calls (SHMEM_CUDA_COUNT_LAUNCHES=1).
  * Returns 0 when counting is off. */

@@ -24,6 +24,7 @@ const dsm_sdma_gpu_ops_t dsm_cuda_gpu_ops = {
     .copies_on_stream = dsm_cuda_copies_on_stream,
     .exchange_on_stream = dsm_cuda_exchange_on_stream,
     .small_coll_on_stream = dsm_cuda_small_coll_on_stream,
+    .ll_coll_on_stream = dsm_cuda_ll_coll_on_stream,
     .launch_counts = dsm_cuda_launch_counts,
     .lazy_loading = dsm_cuda_lazy_loading,
     .gpu_view = dsm_cuda_gpu_view,

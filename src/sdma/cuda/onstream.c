@@ -295,3 +295,50 @@ dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
         return DSM_ERR_UNSUPPORTED; /* the kernel did not load: engines */
     return stream_rc("small-collective kernel", rc);
 }
+
+dsm_status_t dsm_cuda_ll_coll_on_stream(const dsm_sdma_ll_coll_t *c,
+                                        void *stream)
+{
+    dsm_ll_coll_t k;
+    CUresult rc;
+    int dev = 1;
+
+    if (c->np > DSM_SDMA_SMALL_COLL_PEERS)
+        return DSM_ERR_INVAL;
+    memset(&k, 0, sizeof(k));
+    for (size_t i = 0; i < c->np; i++) {
+        k.out[i] = coll_view(c->out[i], &dev);
+        k.in[i] = coll_view(c->in[i], &dev);
+        k.src[i] = coll_view(c->src[i], &dev);
+        k.dst[i] = coll_view(c->dst[i], &dev);
+        if (!k.src[i])
+            return DSM_ERR_UNSUPPORTED; /* a pageable source: staged */
+        if (!k.out[i] || !k.in[i] || !k.dst[i])
+            return DSM_ERR_INVAL;
+        k.pe[i] = c->pe[i];
+    }
+    if (c->own_dst) {
+        k.own_src = coll_view(c->own_src, &dev);
+        k.own_dst = coll_view(c->own_dst, &dev);
+        if (!k.own_src)
+            return DSM_ERR_UNSUPPORTED;
+        if (!k.own_dst)
+            return DSM_ERR_INVAL;
+    }
+    k.parity = dsm_cuda_gpu_word(c->parity);
+    if (!k.parity)
+        return DSM_ERR_INVAL;
+    k.nbytes = c->nbytes;
+    k.stride = c->stride;
+    k.stall_ns = c->stall_ns;
+    k.me = c->me;
+    k.routine = c->routine;
+    k.np = (int32_t)c->np;
+    /* One line (8 bytes of a block) per thread, 32 .. 1024. */
+    size_t th = ((c->nbytes + 7) / 8 + 31) & ~(size_t)31;
+    th = DSM_MIN(DSM_MAX(th, (size_t)32), (size_t)1024);
+    CUcontext prev = dsm_cuda_ctx_enter();
+    rc = dsm_cuda_launch_ll_coll((CUstream)stream, &k, (unsigned)th);
+    dsm_cuda_ctx_leave(prev);
+    return stream_rc("LL collective kernel", rc);
+}
