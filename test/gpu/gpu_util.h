@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#define GPU_CU_LIST_12(X) X(CtxGetDevice) X(CtxSynchronize)
 #define GPU_CU_LIST(X)                                                         \
     X(Init)                                                                    \
     X(DeviceGetCount)                                                          \
     X(CtxGetCurrent)                                                           \
     X(CtxSetCurrent)                                                           \
-    X(CtxSynchronize)                                                          \
     X(MemAlloc)                                                                \
     X(MemFree)                                                                 \
     X(MemcpyHtoD)                                                              \
@@ -42,10 +42,14 @@
 static struct {
 #define GPU_CU_FIELD(n) __typeof__(&cu##n) n;
     GPU_CU_LIST(GPU_CU_FIELD)
-#undef GPU_CU_FIELD
     /* Asked for at the 12.0 ABI: at 13.0 the driver hands out
-     * cuCtxGetDevice_v2 (device, ctx) under this name. */
-    __typeof__(&cuCtxGetDevice) CtxGetDevice;
+     * cuCtxGetDevice_v2 (device, ctx) and cuCtxSynchronize_v2 (ctx) under
+     * these names. Called without its context, the latter took whatever
+     * the register held: gpu_devword's ahead_sync got "context is
+     * destroyed" at once instead of waiting, as soon as its main() was
+     * laid out differently (2026-12-07). */
+    GPU_CU_LIST_12(GPU_CU_FIELD)
+#undef GPU_CU_FIELD
 } gcu;
 
 typedef CUresult (*gpu_get_proc_t)(const char *, void **, int, cuuint64_t,
@@ -62,23 +66,21 @@ static inline int gpu_load(void)
     gp = (gpu_get_proc_t)dlsym(lib, "cuGetProcAddress_v2");
     if (!gp)
         return -1;
-#define GPU_CU_GET(name)                                                       \
+#define GPU_CU_GET_AT(name, ver)                                               \
     {                                                                          \
         void *p = NULL;                                                        \
         CUdriverProcAddressQueryResult q;                                      \
-        if (gp("cu" #name, &p, CUDA_VERSION, 0, &q) != CUDA_SUCCESS || !p)     \
+        if (gp("cu" #name, &p, ver, 0, &q) != CUDA_SUCCESS || !p)              \
             return -1;                                                         \
         memcpy(&gcu.name, &p, sizeof(p));                                      \
     }
+#define GPU_CU_GET(name) GPU_CU_GET_AT(name, CUDA_VERSION)
+#define GPU_CU_GET_12(name) GPU_CU_GET_AT(name, 12000)
     GPU_CU_LIST(GPU_CU_GET)
+    GPU_CU_LIST_12(GPU_CU_GET_12)
+#undef GPU_CU_GET_12
 #undef GPU_CU_GET
-    {
-        void *p = NULL;
-        CUdriverProcAddressQueryResult q;
-        if (gp("cuCtxGetDevice", &p, 12000, 0, &q) != CUDA_SUCCESS || !p)
-            return -1;
-        memcpy(&gcu.CtxGetDevice, &p, sizeof(p));
-    }
+#undef GPU_CU_GET_AT
     if (gcu.Init(0) != CUDA_SUCCESS || gcu.DeviceGetCount(&n) != CUDA_SUCCESS ||
         n < 1)
         return -1;
