@@ -26,7 +26,8 @@
 #   coll     fcollect/alltoall called by the host on a stream + sync,
 #            1 KiB .. 16 MiB (dmashmem also blocking)
 #   queued   the same queued on the stream, us per call (coll and queued
-#            again as rows NAME_ce: dmashmem with SHMEM_STREAM_STORE_MAX=0,
+#            again as rows NAME_ce: dmashmem with SHMEM_STREAM_STORE_MAX=0
+#            and SHMEM_STREAM_LL_MAX=0,
 #            the copy engines at every size, no kernel)
 #   overlap  compute slowdown while a transfer repeats over the whole
 #            compute kernel, and the bandwidth reached meanwhile
@@ -143,10 +144,11 @@ job() {
             --max "$MAX" --timeout $((t - 3)) >"$base.log" 2>&1
         rc=$? ;;
     *)
-        # dmashmem-ce: ours with SHMEM_STREAM_STORE_MAX=0 (on-stream
+        # dmashmem-ce: ours with SHMEM_STREAM_STORE_MAX=0 and _LL_MAX=0 (on-stream
         # collectives on the copy engines at every size, no kernel); its
         # rows are dmashmem's with "_ce" after the name.
-        [ "$lib" = dmashmem-ce ] && pre=(SHMEM_STREAM_STORE_MAX=0 ${pre[@]+"${pre[@]}"})
+        [ "$lib" = dmashmem-ce ] &&
+            pre=(SHMEM_STREAM_STORE_MAX=0 SHMEM_STREAM_LL_MAX=0 ${pre[@]+"${pre[@]}"})
         if [ ! -x "$OURS" ] || [ ! -x "$L" ]; then
             row "$name" "SKIP (no dmashmem build)"
             return
