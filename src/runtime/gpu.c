@@ -31,8 +31,8 @@ static size_t sync_off, sync_bytes;
 /* The LL form of those collectives (coll/stream.c) just below: a page of
  * parity words, one per team slot, then per slot ll_areas areas (one per
  * peer of a team of at most DSM_SDMA_SMALL_COLL_PEERS + 1) of two buffers
- * of ll_lines 16-byte lines. Zeroed at init; ll_max 0: none. */
-static size_t ll_off, ll_max, ll_lines, ll_areas;
+ * of dsm_rt_device_ll_stride() 16-byte lines. Zeroed at init; ll_max 0: none. */
+static size_t ll_off, ll_max, ll_areas;
 #define LL_LINE 16
 #define LL_PARITY_BYTES 4096
 _Static_assert(DSM_TEAM_SLOTS * 8 <= LL_PARITY_BYTES, "a parity word a slot");
@@ -231,17 +231,17 @@ static dsm_status_t device_heap_init(const dsm_sdma_gpu_ops_t *g)
                                           DSM_SDMA_SMALL_COLL_PEERS)
                                     : 0;
     ll_max = ll_areas ? (size_t)dsm_env.stream_ll_max : 0;
-    ll_lines = (ll_max + 7) / 8;
     size_t ll_bytes = ll_max ? DSM_ALIGN_UP(LL_PARITY_BYTES +
                                                 DSM_TEAM_SLOTS * ll_areas * 2 *
-                                                    ll_lines * LL_LINE,
+                                                    dsm_rt_device_ll_stride() *
+                                                    LL_LINE,
                                             (size_t)4096)
                              : 0;
     if (ll_max && sync_bytes + ll_bytes >= size / 2) {
         dsm_debug("init: no LL form of the on-stream collectives: its %zu "
                   "bytes do not fit a %zu-byte device heap "
                   "(SHMEM_STREAM_LL_MAX)", ll_bytes, size);
-        ll_max = ll_lines = 0;
+        ll_max = 0;
         ll_bytes = 0;
     }
     ll_off = sync_off - ll_bytes;
@@ -359,7 +359,7 @@ size_t dsm_rt_device_ll_max(void)
 
 size_t dsm_rt_device_ll_stride(void)
 {
-    return ll_lines;
+    return (ll_max + 7) / 8;
 }
 
 void *dsm_rt_device_ll_area(int pe, int slot, int area)
@@ -370,7 +370,9 @@ void *dsm_rt_device_ll_area(int pe, int slot, int area)
         (size_t)area >= ll_areas)
         return NULL;
     return g->peer[pe] + ll_off + LL_PARITY_BYTES +
-           (((size_t)slot * ll_areas + (size_t)area) * 2 * ll_lines) * LL_LINE;
+           (((size_t)slot * ll_areas + (size_t)area) * 2 *
+            dsm_rt_device_ll_stride()) *
+               LL_LINE;
 }
 
 uint64_t *dsm_rt_device_ll_parity(int slot)

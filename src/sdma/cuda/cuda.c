@@ -49,9 +49,8 @@ dsm_cuda_state_t dsm_cuda_st = {
 static struct {
     pthread_mutex_t lock;
     CUmodule mod;
-    CUfunction fn_add, fn_coll, fn_ll;
-    unsigned coll_threads; /* the most fn_coll may be launched with */
-    unsigned ll_threads;   /* ... and fn_ll */
+    CUfunction fn_add, fn_cta[DSM_CUDA_K_CTAS];
+    unsigned cta_threads[DSM_CUDA_K_CTAS]; /* the most each may use */
 } kern = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Copies held back at most (SHMEM_CUDA_COALESCE, cuda_submit). */
@@ -103,10 +102,11 @@ static dsm_status_t load_kernels(void)
     if (!kern.fn_add) {
         rc = dsm_cu.ModuleLoadData(&kern.mod, dsm_cuda_kernels_ptx);
         if (rc == CUDA_SUCCESS)
-            rc = cta_kernel("dsm_small_coll", &kern.fn_coll,
-                            &kern.coll_threads);
+            rc = cta_kernel("dsm_small_coll", &kern.fn_cta[DSM_CUDA_K_SMALL],
+                            &kern.cta_threads[DSM_CUDA_K_SMALL]);
         if (rc == CUDA_SUCCESS)
-            rc = cta_kernel("dsm_ll_coll", &kern.fn_ll, &kern.ll_threads);
+            rc = cta_kernel("dsm_ll_coll", &kern.fn_cta[DSM_CUDA_K_LL],
+                            &kern.cta_threads[DSM_CUDA_K_LL]);
         if (rc == CUDA_SUCCESS)
             rc = dsm_cu.ModuleGetFunction(&kern.fn_add, kern.mod,
                                           "dsm_signal_add");
@@ -131,27 +131,21 @@ CUresult dsm_cuda_launch_add(CUstream st, CUdeviceptr word, uint64_t value)
                                NULL);
 }
 
-CUresult dsm_cuda_launch_small_coll(CUstream st, void *params,
-                                    unsigned threads)
+CUresult dsm_cuda_launch_cta(int k, CUstream st, void *params, size_t units)
 {
     void *args[] = {params};
-    if (load_kernels() != DSM_OK)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    if (threads > kern.coll_threads)
-        threads = kern.coll_threads; /* each thread strides: still whole */
-    return dsm_cu.LaunchKernel(kern.fn_coll, 1, 1, 1, threads, 1, 1, 0, st,
-                               args, NULL);
-}
-
-CUresult dsm_cuda_launch_ll_coll(CUstream st, void *params, unsigned threads)
-{
-    void *args[] = {params};
-    if (load_kernels() != DSM_OK)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    if (threads > kern.ll_threads)
-        threads = kern.ll_threads; /* each thread strides: still whole */
-    return dsm_cu.LaunchKernel(kern.fn_ll, 1, 1, 1, threads, 1, 1, 0, st,
-                               args, NULL);
+    CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
+    CUcontext prev = dsm_cuda_ctx_enter();
+    if (load_kernels() == DSM_OK) {
+        /* Whole warps, 32 at least; each thread strides, so fewer than
+         * the units (the kernel's limit, 1024 at most) still cover them. */
+        size_t th = DSM_MAX((units + 31) & ~(size_t)31, (size_t)32);
+        th = DSM_MIN(th, (size_t)kern.cta_threads[k]);
+        rc = dsm_cu.LaunchKernel(kern.fn_cta[k], 1, 1, 1, (unsigned)th, 1, 1,
+                                 0, st, args, NULL);
+    }
+    dsm_cuda_ctx_leave(prev);
+    return rc;
 }
 
 /* ------------------------------------------------------------ ops */

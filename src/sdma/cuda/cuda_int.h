@@ -100,12 +100,12 @@ CUdeviceptr dsm_cuda_gpu_word(uint64_t *w);
 
 /* cuda.c. SIGNAL_ADD on device memory: a one-thread kernel on st. */
 CUresult dsm_cuda_launch_add(CUstream st, CUdeviceptr word, uint64_t value);
-/* kernels.cu's dsm_small_coll, one CTA of `threads`; params: its
- * dsm_small_coll_t (small_coll.h). */
-CUresult dsm_cuda_launch_small_coll(CUstream st, void *params,
-                                    unsigned threads);
-/* kernels.cu's dsm_ll_coll, the same way; params: its dsm_ll_coll_t. */
-CUresult dsm_cuda_launch_ll_coll(CUstream st, void *params, unsigned threads);
+/* One CTA of kernels.cu's collective kernel k (DSM_CUDA_K_SMALL:
+ * dsm_small_coll, params its dsm_small_coll_t; DSM_CUDA_K_LL: dsm_ll_coll,
+ * its dsm_ll_coll_t; small_coll.h), one thread per of `units` work items
+ * in whole warps, 32 .. what the JIT'd kernel may use on this GPU. */
+enum { DSM_CUDA_K_SMALL = 0, DSM_CUDA_K_LL, DSM_CUDA_K_CTAS };
+CUresult dsm_cuda_launch_cta(int k, CUstream st, void *params, size_t units);
 /* Post the copies queue q holds back (coalescing); caller holds q->lock. */
 void dsm_cuda_undefer_locked(dsm_sdma_queue_t *q);
 /* Address of q's completion word as the GPU sees it, and its value. */

@@ -286,11 +286,8 @@ dsm_status_t dsm_cuda_small_coll_on_stream(const dsm_sdma_small_coll_t *c,
      * and each thread's loop has one load in flight (H100, 2 PEs under
      * MPS, queued per call: alltoall 64 KiB 10.05 -> 9.51 us, fcollect
      * 9.29 -> 9.11; 1 KiB unchanged). */
-    size_t th = (most / 16 + 31) & ~(size_t)31;
-    th = DSM_MIN(DSM_MAX(th, (size_t)32), (size_t)1024);
-    CUcontext prev = dsm_cuda_ctx_enter();
-    rc = dsm_cuda_launch_small_coll((CUstream)stream, &k, (unsigned)th);
-    dsm_cuda_ctx_leave(prev);
+    rc = dsm_cuda_launch_cta(DSM_CUDA_K_SMALL, (CUstream)stream, &k,
+                             most / 16);
     if (rc == CUDA_ERROR_NOT_SUPPORTED)
         return DSM_ERR_UNSUPPORTED; /* the kernel did not load: engines */
     return stream_rc("small-collective kernel", rc);
@@ -301,16 +298,15 @@ dsm_status_t dsm_cuda_ll_coll_on_stream(const dsm_sdma_ll_coll_t *c,
 {
     dsm_ll_coll_t k;
     CUresult rc;
-    int dev = 1;
 
     if (c->np > DSM_SDMA_SMALL_COLL_PEERS)
         return DSM_ERR_INVAL;
     memset(&k, 0, sizeof(k));
     for (size_t i = 0; i < c->np; i++) {
-        k.out[i] = coll_view(c->out[i], &dev);
-        k.in[i] = coll_view(c->in[i], &dev);
-        k.src[i] = coll_view(c->src[i], &dev);
-        k.dst[i] = coll_view(c->dst[i], &dev);
+        k.out[i] = dsm_cuda_gpu_view(c->out[i]);
+        k.in[i] = dsm_cuda_gpu_view(c->in[i]);
+        k.src[i] = dsm_cuda_gpu_view(c->src[i]);
+        k.dst[i] = dsm_cuda_gpu_view(c->dst[i]);
         if (!k.src[i])
             return DSM_ERR_UNSUPPORTED; /* a pageable source: staged */
         if (!k.out[i] || !k.in[i] || !k.dst[i])
@@ -318,8 +314,8 @@ dsm_status_t dsm_cuda_ll_coll_on_stream(const dsm_sdma_ll_coll_t *c,
         k.pe[i] = c->pe[i];
     }
     if (c->own_dst) {
-        k.own_src = coll_view(c->own_src, &dev);
-        k.own_dst = coll_view(c->own_dst, &dev);
+        k.own_src = dsm_cuda_gpu_view(c->own_src);
+        k.own_dst = dsm_cuda_gpu_view(c->own_dst);
         if (!k.own_src)
             return DSM_ERR_UNSUPPORTED;
         if (!k.own_dst)
@@ -334,11 +330,8 @@ dsm_status_t dsm_cuda_ll_coll_on_stream(const dsm_sdma_ll_coll_t *c,
     k.me = c->me;
     k.routine = c->routine;
     k.np = (int32_t)c->np;
-    /* One line (8 bytes of a block) per thread, 32 .. 1024. */
-    size_t th = ((c->nbytes + 7) / 8 + 31) & ~(size_t)31;
-    th = DSM_MIN(DSM_MAX(th, (size_t)32), (size_t)1024);
-    CUcontext prev = dsm_cuda_ctx_enter();
-    rc = dsm_cuda_launch_ll_coll((CUstream)stream, &k, (unsigned)th);
-    dsm_cuda_ctx_leave(prev);
+    /* One line (8 bytes of a block) per thread. */
+    rc = dsm_cuda_launch_cta(DSM_CUDA_K_LL, (CUstream)stream, &k,
+                             (c->nbytes + 7) / 8);
     return stream_rc("LL collective kernel", rc);
 }
