@@ -1,6 +1,7 @@
 #!/bin/bash
 # Smoke test for bench/plots.sh (make check): the device API plots and the
-# one-GPU collectives plot (gpu1-coll.png) drawn from the CSV committed in
+# one-GPU collectives plot (gpu1-coll.png) and the NVSHMEM comparison
+# (nvcmp.png) drawn from the CSV committed in
 # docs/plots/data must come out as PNG files of
 # the expected size with every curve and row found, a CSV left where
 # `test/gpu/run-on-device.sh devapi` writes it ($OUT) must be found too,
@@ -37,7 +38,7 @@ png() {
 run() {
     local name=$1 want=$2 rc
     shift 2
-    env -u OUT -u DEVAPI_OUT -u DEVAPI_MACHINE -u DEVAPI_DATE -u COLL1_OUT TMPDIR="$tmp/t" \
+    env -u OUT -u DEVAPI_OUT -u DEVAPI_MACHINE -u DEVAPI_DATE -u COLL1_OUT -u NVCMP_CSV -u NVCMP_TITLE TMPDIR="$tmp/t" \
         "$@" >"$tmp/$name.log" 2>&1
     rc=$?
     sed "s/^/  $name: /" "$tmp/$name.log"
@@ -58,6 +59,11 @@ png "$tmp/committed/devapi-lat.png" 1100 600
 # The one-GPU collectives (docs/plots/data/coll1, found by default).
 grep -q 'gpu1-coll.png$' "$tmp/committed.log" || bad "committed: gpu1-coll.png not drawn"
 png "$tmp/committed/gpu1-coll.png" 1800 520
+# NVSHMEM side by side (the newest full docs/plots/data/nvcmp CSV): 6
+# bandwidth and 10 host-collective curves, the 10 kernel-side rows.
+grep -q 'nvcmp.png (16 curves, 10 ratio rows; from .*/nvcmp-h[0-9]*-[-0-9]*.csv)$' "$tmp/committed.log" ||
+    bad "committed: nvcmp.png not 16 curves and 10 ratio rows of a full nvcmp CSV"
+png "$tmp/committed/nvcmp.png" 1800 1000
 
 # 2. Only a 1-PE CSV, in $OUT as run-devapi.sh leaves it; no bench results.
 cp "$data/gpu_devbench-1pe.csv" "$tmp/gpu/"
@@ -68,9 +74,10 @@ png "$tmp/out/devapi-bw.png" 1100 650
 png "$tmp/out/devapi-lat.png" 1100 600
 
 # 3. No CSV anywhere: skipped with a note, nothing drawn, exit 1.
-run none 1 env DEVAPI_OUT="$tmp/empty" COLL1_OUT="$tmp/empty" bash "$plots" "$tmp/empty" "$tmp/none"
+run none 1 env DEVAPI_OUT="$tmp/empty" COLL1_OUT="$tmp/empty" NVCMP_CSV="$tmp/empty/nvcmp.csv" bash "$plots" "$tmp/empty" "$tmp/none"
 grep -q 'devapi-bw.png and devapi-lat.png skipped' "$tmp/none.log" || bad "none: no skip note"
 grep -q 'gpu1-coll.png skipped' "$tmp/none.log" || bad "none: no gpu1 skip note"
+grep -q 'nvcmp.png skipped' "$tmp/none.log" || bad "none: no nvcmp skip note"
 [ -z "$(ls -A "$tmp/none" 2>/dev/null)" ] || bad "none: drew $(ls "$tmp/none")"
 
 [ $fail -eq 0 ] && echo "plots-smoke: PASS"

@@ -25,6 +25,10 @@
 #                    docs/plots/data/coll1)
 #   devapi-lat.png   the same run's 8-byte put/p + quiet latencies, engines
 #                    against stores, 1 PE and (gpu_devbench-2pe.csv) 2 PEs
+#   nvcmp.png        bench/run-nvcmp.sh, dmashmem against NVSHMEM on one
+#                    GPU, 2 PEs: putmem bandwidth, host-called fcollect and
+#                    alltoall against size, kernel-side latency ratios
+#                    ($NVCMP_CSV, else the newest docs/plots/data/nvcmp)
 #
 # A plot whose input is missing is skipped with a note. Sizes span
 # decades: the size axes are logarithmic.
@@ -468,10 +472,105 @@ gpu1() {
     gnuplot "$tmp/gpu1.gp" && made=$((made + 1)) && echo "plots: $out/gpu1-coll.png"
 }
 
+# ------------------------------------------------------------------ NVSHMEM
+# nvcmp.png: bench/run-nvcmp.sh (run-on-device.sh nvcmp), dmashmem against
+# NVSHMEM on one GPU, 2 PEs: putmem bandwidth of one thread / warp / CTA,
+# fcollect and alltoall called from the host (on a stream + sync, queued
+# per call; ours also blocking) against size, and the kernel-side latency
+# rows as NVSHMEM's time over ours (above 1: dmashmem ahead). From the CSV
+# $NVCMP_CSV (lib,npes,row,bytes,value,unit), else the newest full
+# docs/plots/data/nvcmp/nvcmp-*.csv; its GPU and date from the file name
+# (nvcmp-GPU-DATE-HHMM.csv) unless NVCMP_TITLE says.
+nv_series() { # CSV LIB ROW: "bytes value" lines of 2 PEs
+    awk -F, -v l="$2" -v r="$3" 'NR > 1 && $1 == l && $2 == 2 && $3 == r { print $4, $5 }' "$1" | sort -n
+}
+nvcmp() {
+    local f=${NVCMP_CSV:-} t lib ls op m dt i lab
+    if [ -z "$f" ]; then
+        f=$(for c in "$top_srcdir"/docs/plots/data/nvcmp/nvcmp-*-[0-9][0-9][0-9][0-9].csv; do
+            [ -s "$c" ] && echo "$(basename "$c" .csv | sed 's/^nvcmp-[^-]*-//') $c"
+        done | sort | tail -1 | cut -d' ' -f2-)
+    fi
+    [ -n "$f" ] && [ -s "$f" ] ||
+        { echo "plots: no nvcmp CSV (${NVCMP_CSV:-docs/plots/data/nvcmp}), nvcmp.png skipped"; return; }
+    t=${NVCMP_TITLE:-$(basename "$f" .csv | sed 's/^nvcmp-//; s/^h/H/; s/-\([0-9]*-[0-9]*-[0-9]*\)-\([0-9][0-9]\)\([0-9][0-9]\)$/, \1 \2:\3 UTC/')}
+    # The latency rows: NVSHMEM's time over ours, one bar each.
+    awk -F, 'NR > 1 && $2 == 2 && $6 == "us" {
+            k = $3 ($4 >= 1024 ? " " $4 / 1024 " KiB" : "")
+            if ($3 !~ /^(put_quiet|p_quiet|put_quiet_idle_[0-9]+ms|barrier_kernel|fcollect_kernel|alltoall_kernel)$/) next
+            if ($1 == "nvshmem") nv[k] = $5; else if ($1 == "dmashmem") ds[k] = $5
+            if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+        }
+        END { for (i = 1; i <= n; i++) { k = order[i]
+                if ((k in nv) && (k in ds) && ds[k] > 0) printf "\"%s\" %.3f\n", k, nv[k] / ds[k] } }' \
+        "$f" >"$tmp/nv-ratio"
+    {
+        gp_head "$out/nvcmp.png" 1800 1000
+        echo "set multiplot layout 2,2 title \"dmashmem and NVSHMEM, 2 PEs on one GPU ($t; bench/run-nvcmp.sh: test/gpu/run-on-device.sh nvcmp)\" font \",11\""
+        echo 'set title "putmem 2 PEs, from a kernel: one thread / one warp / one CTA"'
+        echo 'set ylabel "GB/s"'
+        echo 'set key top left box opaque font ",8"'
+        {
+            for lib in dmashmem nvshmem; do
+                ls=1; [ $lib = nvshmem ] && ls=2
+                dt=1
+                for m in thread warp block; do
+                    nv_series "$f" $lib putmem_$m >"$tmp/nv-$lib-$m"
+                    clause "$tmp/nv-$lib-$m" "" $ls $dt "$lib, one ${m/block/CTA}"
+                    dt=$((dt + 1))
+                done
+            done
+        } | plot_line
+        echo 'unset label 1'
+        echo 'set ylabel "time per call (us)"'
+        echo 'set key top left box opaque font ",8"'
+        for op in fcollect alltoall; do
+            echo "set title \"$op called from the host\""
+            {
+                for lib in dmashmem nvshmem; do
+                    ls=1; [ $lib = nvshmem ] && ls=2
+                    dt=1
+                    for m in stream queued blocking; do
+                        case $m in
+                        stream) lab="on a stream + sync" ;;
+                        queued) lab="queued on a stream, per call" ;;
+                        blocking) lab="blocking" ;;
+                        esac
+                        nv_series "$f" $lib ${op}_$m >"$tmp/nv-$lib-$op-$m"
+                        clause "$tmp/nv-$lib-$op-$m" "" $ls $dt "$lib, $lab"
+                        dt=$((dt + 1))
+                    done
+                done
+            } | plot_line
+            echo 'unset label 1'
+        done
+        echo 'set title "from a kernel, 8 B unless marked: NVSHMEM time / dmashmem time (above 1: dmashmem ahead)"'
+        echo 'unset logscale x'
+        echo 'unset logscale y'
+        echo 'set xtics rotate by -30 left font ",8"'
+        echo 'unset xlabel'
+        echo 'set ylabel "ratio"'
+        echo 'set yrange [0:*]'
+        echo 'set style fill solid 0.6 border -1'
+        echo 'set boxwidth 0.6'
+        echo 'set key off'
+        if [ -s "$tmp/nv-ratio" ]; then
+            echo "plot \"$tmp/nv-ratio\" using 0:2:xtic(1) with boxes ls 1, 1 with lines lc rgb \"#777777\" dt 2"
+        else
+            echo 'set label 1 "no data" at graph 0.4, graph 0.5'
+            echo 'plot 1/0 notitle'
+        fi
+        echo 'unset multiplot'
+    } >"$tmp/nvcmp.gp"
+    gnuplot "$tmp/nvcmp.gp" && made=$((made + 1)) &&
+        echo "plots: $out/nvcmp.png ($(ls "$tmp"/nv-*-* | while read -r c; do [ -s "$c" ] && echo; done | wc -l) curves, $(wc -l <"$tmp/nv-ratio") ratio rows; from $f)"
+}
+
 p2p
 coll
 network
 devapi
 gpu1
+nvcmp
 [ "$made" -gt 0 ] || { echo "plots: nothing to plot in $in" >&2; exit 1; }
 echo "plots: $made PNG file(s) in $out"
