@@ -484,8 +484,23 @@ gpu1() {
 nv_series() { # CSV LIB ROW: "bytes value" lines of 2 PEs
     awk -F, -v l="$2" -v r="$3" 'NR > 1 && $1 == l && $2 == 2 && $3 == r { print $4, $5 }' "$1" | sort -n
 }
+# nv_curves CSV ROW MODE:LABEL...: the clauses of rows ROW_MODE, both
+# libraries (dmashmem line style 1, NVSHMEM 2), one dash type per mode.
+nv_curves() {
+    local f=$1 row=$2 lib ls dt m
+    shift 2
+    for lib in dmashmem nvshmem; do
+        ls=1; [ $lib = nvshmem ] && ls=2
+        dt=1
+        for m in "$@"; do
+            nv_series "$f" $lib "${row}_${m%%:*}" >"$tmp/nv-$lib-$row-${m%%:*}"
+            clause "$tmp/nv-$lib-$row-${m%%:*}" "" $ls $dt "$lib, ${m#*:}"
+            dt=$((dt + 1))
+        done
+    done
+}
 nvcmp() {
-    local f=${NVCMP_CSV:-} t lib ls op m dt i lab
+    local f=${NVCMP_CSV:-} t op
     if [ -z "$f" ]; then
         f=$(for c in "$top_srcdir"/docs/plots/data/nvcmp/nvcmp-*-[0-9][0-9][0-9][0-9].csv; do
             [ -s "$c" ] && echo "$(basename "$c" .csv | sed 's/^nvcmp-[^-]*-//') $c"
@@ -510,38 +525,14 @@ nvcmp() {
         echo 'set title "putmem 2 PEs, from a kernel: one thread / one warp / one CTA"'
         echo 'set ylabel "GB/s"'
         echo 'set key top left box opaque font ",8"'
-        {
-            for lib in dmashmem nvshmem; do
-                ls=1; [ $lib = nvshmem ] && ls=2
-                dt=1
-                for m in thread warp block; do
-                    nv_series "$f" $lib putmem_$m >"$tmp/nv-$lib-$m"
-                    clause "$tmp/nv-$lib-$m" "" $ls $dt "$lib, one ${m/block/CTA}"
-                    dt=$((dt + 1))
-                done
-            done
-        } | plot_line
+        nv_curves "$f" putmem thread:"one thread" warp:"one warp" block:"one CTA" | plot_line
         echo 'unset label 1'
         echo 'set ylabel "time per call (us)"'
         echo 'set key top left box opaque font ",8"'
         for op in fcollect alltoall; do
             echo "set title \"$op called from the host\""
-            {
-                for lib in dmashmem nvshmem; do
-                    ls=1; [ $lib = nvshmem ] && ls=2
-                    dt=1
-                    for m in stream queued blocking; do
-                        case $m in
-                        stream) lab="on a stream + sync" ;;
-                        queued) lab="queued on a stream, per call" ;;
-                        blocking) lab="blocking" ;;
-                        esac
-                        nv_series "$f" $lib ${op}_$m >"$tmp/nv-$lib-$op-$m"
-                        clause "$tmp/nv-$lib-$op-$m" "" $ls $dt "$lib, $lab"
-                        dt=$((dt + 1))
-                    done
-                done
-            } | plot_line
+            nv_curves "$f" $op stream:"on a stream + sync" \
+                queued:"queued on a stream, per call" blocking:"blocking" | plot_line
             echo 'unset label 1'
         done
         echo 'set title "from a kernel, 8 B unless marked: NVSHMEM time / dmashmem time (above 1: dmashmem ahead)"'
