@@ -45,7 +45,9 @@
 # 1, 2, 2g), e.g. to look at a few rows again; default every job.
 #
 # Stays inside NVCMP_DEADLINE seconds (default 450; a step that would
-# pass it is reported NOT RUN). Writes OUTDIR/LIB-npN-GROUP.{log,csv},
+# pass it is reported NOT RUN). With NVCMP_PACK=1 (the default of
+# run-on-device.sh nvcmp) everything but the table, nvcmp.csv and the
+# summary ends in OUTDIR/nvcmp-files.tar.gz. Writes OUTDIR/LIB-npN-GROUP.{log,csv},
 # nvcmp.csv (lib,npes,row,bytes,value,unit), nvcmp-table.txt and the
 # build logs; prints the job summary, then the side-by-side table last:
 # row, bytes, NVSHMEM, dmashmem, and ours against theirs (ahead/behind
@@ -57,6 +59,7 @@ set -u
 . "$(dirname "$0")/../test/gpu/device-lib.sh"
 dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary-nvcmp.txt 40 \
     "${NVCMP_DEADLINE:-450}" -nvcmp
+NVCMP_BEFORE=$(ls -A "$OUTDIR")
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 B=${NVCMP_BUILD:-$SRC/build-nvcmp}
 mkdir -p "$B"
@@ -113,7 +116,16 @@ fi
 export SHMEM_CUDA_DEVICE=0
 MAX=$((256 << 20))
 
-trap mps_stop EXIT
+# NVCMP_PACK=1 (run-on-device.sh nvcmp's default): at the end, the logs
+# and the per-job CSV go into OUTDIR/nvcmp-files.tar.gz, beside
+# nvcmp.csv, nvcmp-table.txt and summary-nvcmp.txt.
+nvcmp_exit() {
+    mps_stop
+    [ "${NVCMP_PACK:-0}" = 0 ] ||
+        dev_pack "$OUTDIR" nvcmp-files.tar.gz "$NVCMP_BEFORE" \
+            nvcmp.csv nvcmp-table.txt summary-nvcmp.txt
+}
+trap nvcmp_exit EXIT
 
 # job LIB NP GROUP TIMEOUT [mps]: one group of rows of one library, its
 # output into OUTDIR/LIB-npNP-GROUP.log, its rows into .csv; one summary
@@ -241,7 +253,9 @@ done
 awk -F, -f "$SRC/bench/nvcmp-table.awk" "$OUTDIR/nvcmp.csv" >"$OUTDIR/nvcmp-table.txt"
 
 echo
-echo "================ notes (logs: OUTDIR/LIB-npN-GROUP.log)"
+pk=""
+[ "${NVCMP_PACK:-0}" = 0 ] || pk=", packed into nvcmp-files.tar.gz at the end"
+echo "================ notes (logs: OUTDIR/LIB-npN-GROUP.log$pk)"
 grep -h "^# " "$OUTDIR"/*-np*-*.log 2>/dev/null | sort | uniq -c | sort -rn | head -20
 echo "================ summary nvcmp ($(date -u '+%F %H:%M UTC'), ${SECONDS} s)"
 cat "$SUMMARY"

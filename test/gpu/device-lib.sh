@@ -24,6 +24,35 @@ dev_setup() {
     LAST=$OUTDIR/last$5.log
 }
 
+# dev_pack OUTDIR ARCHIVE BEFORE KEEP...: every entry of OUTDIR that is
+# neither in BEFORE (a listing of OUTDIR taken when the script began, one
+# name per line) nor one of KEEP goes into OUTDIR/ARCHIVE (tar.gz) and
+# leaves OUTDIR. The reply of a lent device machine brings back only the
+# first few files under $OUT ("left out (count)" for the rest: the nvcmp
+# table of 2026-12-07 19:11 and 2026-12-08 00:59 was lost so), so a
+# script leaves there its table, its CSV, its summary and one archive.
+# An ARCHIVE already there (an earlier run into the same OUTDIR) is kept:
+# this run's goes into NAME.2.tar.gz, NAME.3.tar.gz, ...
+dev_pack() {
+    local dir=$1 arc=$2 before=$3 f i=2
+    shift 3
+    local files=()
+    while IFS= read -r f; do
+        [ -n "$f" ] || continue
+        grep -qxF -- "$f" <<<"$before" && continue
+        case " $arc $* " in *" $f "*) continue ;; esac
+        case $f in "${arc%.tar.gz}".[0-9]*.tar.gz) continue ;; esac
+        files+=("$f")
+    done < <(ls -A "$dir")
+    [ ${#files[@]} -gt 0 ] || return 0
+    f=$arc
+    while [ -e "$dir/$f" ]; do
+        f=${arc%.tar.gz}.$i.tar.gz
+        i=$((i + 1))
+    done
+    tar czf "$dir/$f" -C "$dir" --remove-files -- "${files[@]}"
+}
+
 # One summary row, also on stdout.
 row() { printf "%-${ROW_WIDTH}s %s\n" "$1" "$2" | tee -a "$SUMMARY"; }
 

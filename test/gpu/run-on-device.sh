@@ -45,9 +45,12 @@ if [ "${1:-}" = race ]; then
     exec bash "$(dirname "$0")/run-race.sh" "$@"
 fi
 # `run-on-device.sh nvcmp [OUTDIR]`: dmashmem and NVSHMEM side by side on
-# one GPU, the same rows for both (issue #31; bench/run-nvcmp.sh).
+# one GPU, the same rows for both (issue #31; bench/run-nvcmp.sh); the
+# logs and per-job CSV packed into OUTDIR/nvcmp-files.tar.gz (NVCMP_PACK=0:
+# left loose), so that the reply brings the table back.
 if [ "${1:-}" = nvcmp ]; then
     shift
+    export NVCMP_PACK=${NVCMP_PACK:-1}
     exec bash "$(dirname "$0")/../../bench/run-nvcmp.sh" "$@"
 fi
 # `run-on-device.sh coll1 [OUTDIR]`: small collectives, 2 PEs on one GPU
