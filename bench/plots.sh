@@ -545,16 +545,13 @@ nvcmp() {
         echo 'set style fill solid 0.6 border -1'
         echo 'set boxwidth 0.6'
         echo 'set key off'
-        if [ -s "$tmp/nv-ratio" ]; then
-            echo "plot \"$tmp/nv-ratio\" using 0:2:xtic(1) with boxes ls 1, 1 with lines lc rgb \"#777777\" dt 2"
-        else
-            echo 'set label 1 "no data" at graph 0.4, graph 0.5'
-            echo 'plot 1/0 notitle'
-        fi
+        { [ ! -s "$tmp/nv-ratio" ] ||
+            printf '"%s" using 0:2:xtic(1) with boxes ls 1, 1 with lines lc rgb "#777777" dt 2, ' \
+                "$tmp/nv-ratio"; } | plot_line
         echo 'unset multiplot'
     } >"$tmp/nvcmp.gp"
     gnuplot "$tmp/nvcmp.gp" && made=$((made + 1)) &&
-        echo "plots: $out/nvcmp.png ($(ls "$tmp"/nv-*-* | while read -r c; do [ -s "$c" ] && echo; done | wc -l) curves, $(wc -l <"$tmp/nv-ratio") ratio rows; from $f)"
+        echo "plots: $out/nvcmp.png ($(find "$tmp" -name 'nv-*-*' -size +0c | wc -l) curves, $(wc -l <"$tmp/nv-ratio") ratio rows; from $f)"
 }
 
 p2p

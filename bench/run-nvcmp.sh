@@ -60,6 +60,8 @@ set -u
 dev_setup "${1:-${OUT:-$PWD/gpu-results}}" summary-nvcmp.txt 40 \
     "${NVCMP_DEADLINE:-450}" -nvcmp
 NVCMP_BEFORE=$(ls -A "$OUTDIR")
+PACK="" # the archive of the run's other files (NVCMP_PACK=1), or none
+[ "${NVCMP_PACK:-0}" = 0 ] || PACK=nvcmp-files.tar.gz
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 B=${NVCMP_BUILD:-$SRC/build-nvcmp}
 mkdir -p "$B"
@@ -121,9 +123,8 @@ MAX=$((256 << 20))
 # nvcmp.csv, nvcmp-table.txt and summary-nvcmp.txt.
 nvcmp_exit() {
     mps_stop
-    [ "${NVCMP_PACK:-0}" = 0 ] ||
-        dev_pack "$OUTDIR" nvcmp-files.tar.gz "$NVCMP_BEFORE" \
-            nvcmp.csv nvcmp-table.txt summary-nvcmp.txt
+    [ -z "$PACK" ] ||
+        dev_pack "$OUTDIR" "$PACK" "$NVCMP_BEFORE" nvcmp.csv nvcmp-table.txt "${SUMMARY##*/}"
 }
 trap nvcmp_exit EXIT
 
@@ -253,9 +254,7 @@ done
 awk -F, -f "$SRC/bench/nvcmp-table.awk" "$OUTDIR/nvcmp.csv" >"$OUTDIR/nvcmp-table.txt"
 
 echo
-pk=""
-[ "${NVCMP_PACK:-0}" = 0 ] || pk=", packed into nvcmp-files.tar.gz at the end"
-echo "================ notes (logs: OUTDIR/LIB-npN-GROUP.log$pk)"
+echo "================ notes (logs: OUTDIR/LIB-npN-GROUP.log${PACK:+, packed into $PACK at the end})"
 grep -h "^# " "$OUTDIR"/*-np*-*.log 2>/dev/null | sort | uniq -c | sort -rn | head -20
 echo "================ summary nvcmp ($(date -u '+%F %H:%M UTC'), ${SECONDS} s)"
 cat "$SUMMARY"
