@@ -64,6 +64,12 @@ png "$tmp/committed/gpu1-coll.png" 1800 520
 grep -q 'nvcmp.png (16 curves, 10 ratio rows; from .*/nvcmp-h[0-9]*-[-0-9]*.csv)$' "$tmp/committed.log" ||
     bad "committed: nvcmp.png not 16 curves and 10 ratio rows of a full nvcmp CSV"
 png "$tmp/committed/nvcmp.png" 1800 1000
+# A CSV of some groups only (NVCMP_JOBS): the panels without rows say "no
+# data", the PNG is still drawn.
+grep -E '^lib|,putmem_' "$data/nvcmp/nvcmp-h100-2026-12-07-0948.csv" >"$tmp/gpu/nvcmp-part.csv"
+run part 0 env NVCMP_CSV="$tmp/gpu/nvcmp-part.csv" bash "$plots" "$tmp/empty" "$tmp/part"
+grep -q 'nvcmp.png (6 curves, 0 ratio rows; ' "$tmp/part.log" || bad "part: nvcmp.png not drawn from 6 bandwidth curves alone"
+png "$tmp/part/nvcmp.png" 1800 1000
 
 # 2. Only a 1-PE CSV, in $OUT as run-devapi.sh leaves it; no bench results.
 cp "$data/gpu_devbench-1pe.csv" "$tmp/gpu/"

@@ -118,7 +118,9 @@ clause() {
 plot_line() { # the clauses, without the trailing comma
     local c
     c=$(cat)
-    [ -n "$c" ] || { echo 'set label 1 "no data" at graph 0.4, graph 0.5'; echo 'plot 1/0 notitle'; return; }
+    # An empty panel: its own ranges, else gnuplot stops on "all points
+    # undefined" (autoscaled or log axes) and the whole PNG is lost.
+    [ -n "$c" ] || { echo 'set label 1 "no data" at graph 0.4, graph 0.5'; echo 'plot [1:2] [1:10] 1/0 notitle'; return; }
     echo "plot ${c%, }"
 }
 
